@@ -1,0 +1,41 @@
+# kdefrag: the two commands (demo, check) and the development loop.
+# Everything big lives in $(KDEFRAG_CACHE) (default ~/.cache/kdefrag).
+
+.PHONY: demo check build tree export verify-series checkpatch clean help
+
+help:
+	@echo "make demo           build, boot, fragment memory, coalesce, show /proc/buddyinfo"
+	@echo "make check          every test; ends with 'N passed, N failed'"
+	@echo "make build          install packages, apply patches/, build the guest kernel"
+	@echo "make tree           developer kernel tree: base + one commit per patch"
+	@echo "make export         write the developer tree's commits back to patches/"
+	@echo "make verify-series  series applies to a pristine tree, each patch builds, checkpatch"
+
+demo:
+	@scripts/demo.sh
+
+check:
+	@scripts/check.sh
+
+build:
+	@scripts/deps.sh
+	@scripts/tree.sh build
+	@scripts/build.sh
+
+tree:
+	@scripts/deps.sh
+	@scripts/tree.sh dev
+
+export:
+	@scripts/tree.sh export
+
+verify-series:
+	@scripts/deps.sh
+	@scripts/verify-series.sh
+
+checkpatch:
+	@scripts/tree.sh build
+	@scripts/checkpatch.sh
+
+clean:
+	rm -rf "$${KDEFRAG_CACHE:-$${XDG_CACHE_HOME:-$$HOME/.cache}/kdefrag}/out"

@@ -1,0 +1,291 @@
+// SPDX-License-Identifier: GPL-2.0
+#include "kdefrag.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+static int kt_n, kt_failed;
+
+void kt_plan(int n)
+{
+	printf("KTAP version 1\n1..%d\n", n);
+	fflush(stdout);
+}
+
+bool kt_ok(bool cond, const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("%sok %d ", cond ? "" : "not ", ++kt_n);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	fflush(stdout);
+	if (!cond)
+		kt_failed++;
+	return cond;
+}
+
+void kt_skip(const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("ok %d ", ++kt_n);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf(" # SKIP\n");
+	fflush(stdout);
+}
+
+void kt_diag(const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("# ");
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	fflush(stdout);
+}
+
+int kt_done(void)
+{
+	kt_diag("%d cases, %d failed", kt_n, kt_failed);
+	return kt_failed ? 1 : 0;
+}
+
+void kt_bail(const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("not ok %d bail out: ", ++kt_n);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	fflush(stdout);
+	exit(1);
+}
+
+long vmstat(const char *name)
+{
+	char key[128];
+	long val, ret = -1;
+	FILE *f = fopen("/proc/vmstat", "r");
+
+	if (!f)
+		return -1;
+	while (fscanf(f, "%127s %ld", key, &val) == 2) {
+		if (!strcmp(key, name)) {
+			ret = val;
+			break;
+		}
+	}
+	fclose(f);
+	return ret;
+}
+
+long buddy_blocks(int node, int order)
+{
+	char line[512];
+	long total = 0;
+	FILE *f = fopen("/proc/buddyinfo", "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		int nid, o = 0, off;
+		char zone[32];
+		char *p = line;
+		long cnt;
+
+		if (sscanf(p, "Node %d, zone %31s%n", &nid, zone, &off) != 2)
+			continue;
+		p += off;
+		while (sscanf(p, "%ld%n", &cnt, &off) == 1) {
+			if ((node < 0 || node == nid) && o >= order)
+				total += cnt;
+			o++;
+			p += off;
+		}
+	}
+	fclose(f);
+	return total;
+}
+
+int write_str(const char *path, const char *s)
+{
+	int fd = open(path, O_WRONLY);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = write(fd, s, strlen(s));
+	if (n < 0) {
+		n = -errno;
+		close(fd);
+		return n;
+	}
+	close(fd);
+	return 0;
+}
+
+int read_str(const char *path, char *buf, size_t len)
+{
+	int fd = open(path, O_RDONLY);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, len - 1);
+	if (n < 0)
+		n = -errno;
+	else
+		buf[n] = '\0';
+	close(fd);
+	return n;
+}
+
+uint64_t virt_to_pfn(const void *addr)
+{
+	uint64_t ent = 0;
+	int fd = open("/proc/self/pagemap", O_RDONLY);
+
+	if (fd < 0)
+		return 0;
+	if (pread(fd, &ent, sizeof(ent), (uintptr_t)addr / PAGE_SIZE * 8) != sizeof(ent))
+		ent = 0;
+	close(fd);
+	if (!(ent & (1ULL << 63)))
+		return 0;
+	return ent & ((1ULL << 55) - 1);
+}
+
+uint64_t kpageflags(uint64_t pfn)
+{
+	uint64_t ent;
+	int fd = open("/proc/kpageflags", O_RDONLY);
+
+	if (fd < 0)
+		return ~0ULL;
+	if (pread(fd, &ent, sizeof(ent), pfn * 8) != sizeof(ent))
+		ent = ~0ULL;
+	close(fd);
+	return ent;
+}
+
+long mem_free_kb(void)
+{
+	char key[64];
+	long val;
+	FILE *f = fopen("/proc/meminfo", "r");
+
+	if (!f)
+		return -1;
+	while (fscanf(f, "%63s %ld kB", key, &val) == 2) {
+		if (!strcmp(key, "MemFree:")) {
+			fclose(f);
+			return val;
+		}
+	}
+	fclose(f);
+	return -1;
+}
+
+static inline uint64_t mix(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdULL;
+	x ^= x >> 33;
+	return x;
+}
+
+void fill_pages(void *p, size_t npages, uint64_t seed)
+{
+	for (size_t i = 0; i < npages; i++) {
+		uint64_t *w = (uint64_t *)((char *)p + i * PAGE_SIZE);
+		uint64_t v = mix(seed + i);
+
+		for (size_t j = 0; j < PAGE_SIZE / 8; j++)
+			w[j] = v + j;
+	}
+}
+
+size_t check_pages(const void *p, size_t npages, uint64_t seed)
+{
+	size_t bad = 0;
+
+	for (size_t i = 0; i < npages; i++) {
+		const uint64_t *w = (const uint64_t *)((const char *)p + i * PAGE_SIZE);
+		uint64_t v = mix(seed + i);
+
+		for (size_t j = 0; j < PAGE_SIZE / 8; j++) {
+			if (w[j] != v + j) {
+				bad++;
+				break;
+			}
+		}
+	}
+	return bad;
+}
+
+/* Every 2nd page is released: no free block above order 0 can form by itself. */
+#define FRAG_STRIDE 2
+
+int fragment_anon(struct frag *f, long leave_kb, uint64_t seed)
+{
+	long free_kb = mem_free_kb();
+	size_t len;
+
+	if (free_kb < 0 || free_kb <= leave_kb)
+		return -1;
+	len = (size_t)(free_kb - leave_kb) * 1024 / PAGE_SIZE * PAGE_SIZE;
+	f->base = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (f->base == MAP_FAILED)
+		return -1;
+	/* Order-0 pages only: THP would hand us pre-coalesced blocks. */
+	madvise(f->base, len, MADV_NOHUGEPAGE);
+	f->npages = len / PAGE_SIZE;
+	f->seed = seed;
+	fill_pages(f->base, f->npages, seed);
+	for (size_t i = 0; i < f->npages; i += FRAG_STRIDE)
+		madvise(f->base + i * PAGE_SIZE, PAGE_SIZE, MADV_DONTNEED);
+	return 0;
+}
+
+size_t frag_check(const struct frag *f)
+{
+	size_t bad = 0;
+
+	for (size_t i = 0; i < f->npages; i++) {
+		const char *pg = f->base + i * PAGE_SIZE;
+
+		if (i % FRAG_STRIDE == 0) {
+			/* Released: must read back as zero (and is faulted in again). */
+			for (size_t j = 0; j < PAGE_SIZE; j += 512)
+				if (pg[j]) {
+					bad++;
+					break;
+				}
+		} else {
+			bad += check_pages(pg, 1, f->seed + i);
+		}
+	}
+	return bad;
+}
+
+void frag_release(struct frag *f)
+{
+	munmap(f->base, f->npages * PAGE_SIZE);
+	f->base = NULL;
+}

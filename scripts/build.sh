@@ -1,0 +1,42 @@
+#!/bin/bash
+# Build the guest kernel: tinyconfig + config fragments, out of tree, ccache.
+#   build.sh [fragment...]   default: config/qemu.config
+# Env: KDEFRAG_BUILD (output dir), KDEFRAG_SRC (tree; default: the build
+# tree checked out by "tree.sh build"). Prints the bzImage path.
+. "$(dirname "$0")/lib.sh"
+
+src=${KDEFRAG_SRC:-$KDEFRAG_REPO}
+frags=("$@")
+[ ${#frags[@]} -gt 0 ] || frags=("$KDEFRAG_ROOT/config/qemu.config")
+for f in "${frags[@]}"; do [ -f "$f" ] || die "no config fragment $f"; done
+
+mkdir -p "$KDEFRAG_BUILD" "$CCACHE_DIR"
+gen=$KDEFRAG_BUILD.kconfig
+mkdir -p "$gen"
+
+# Generate the config in a side directory and copy it over only when it
+# changed, so an unchanged rerun does not touch .config (nothing rebuilds).
+kmake "$src" "$gen" -s tinyconfig >/dev/null
+"$src/scripts/kconfig/merge_config.sh" -m -O "$gen" "$gen/.config" "${frags[@]}" >/dev/null
+kmake "$src" "$gen" -s olddefconfig >/dev/null
+
+# Tinyconfig silently drops options whose dependencies are missing: every
+# option a fragment asks for must be in the final .config exactly as asked.
+bad=0
+while IFS= read -r line; do
+	case $line in
+	CONFIG_*=*) opt=${line%%=*}; want=$line ;;
+	"# CONFIG_"*" is not set") opt=${line#\# }; opt=${opt%% *}; want="# $opt is not set" ;;
+	*) continue ;;
+	esac
+	got=$(grep -E "^($opt=|# $opt is not set)" "$gen/.config" || true)
+	if [ "$got" != "$want" ] && ! { [ -z "$got" ] && [ "${want#\# }" != "$want" ]; }; then
+		echo "kdefrag: config: asked for '$want', got '${got:-<absent>}'" >&2
+		bad=1
+	fi
+done < <(cat "${frags[@]}")
+[ $bad -eq 0 ] || [ "${KDEFRAG_CONFIG_LAX:-0}" = 1 ] || die "config fragment not satisfied (see above)"
+
+cmp -s "$gen/.config" "$KDEFRAG_BUILD/.config" || cp "$gen/.config" "$KDEFRAG_BUILD/.config"
+kmake "$src" "$KDEFRAG_BUILD" -s bzImage >&2
+echo "$KDEFRAG_BUILD/arch/x86/boot/bzImage"

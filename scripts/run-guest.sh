@@ -1,0 +1,57 @@
+#!/bin/bash
+# Boot a kernel in QEMU, run one guest test plan, judge the run.
+#   run-guest.sh [-k bzImage] [-m MEM] [-t TIMEOUT_S] [-a "extra cmdline"] PLAN
+# Writes $KDEFRAG_OUT/runs/PLAN/{console.log,results.ktap} and prints the
+# verdict (scripts/verdict.sh); exits non-zero on any failure.
+. "$(dirname "$0")/lib.sh"
+
+kernel=$KDEFRAG_BUILD/arch/x86/boot/bzImage
+mem=${KDEFRAG_MEM:-1G}
+timeout=${KDEFRAG_TIMEOUT:-900}
+append=""
+while getopts k:m:t:a: o; do
+	case $o in
+	k) kernel=$OPTARG ;; m) mem=$OPTARG ;; t) timeout=$OPTARG ;; a) append=$OPTARG ;;
+	*) die "usage: run-guest.sh [-k bzImage] [-m MEM] [-t SECONDS] [-a CMDLINE] PLAN" ;;
+	esac
+done
+shift $((OPTIND - 1))
+plan=${1:?plan name}
+[ -f "$KDEFRAG_ROOT/guest/plans/$plan" ] || die "no plan guest/plans/$plan"
+[ -f "$kernel" ] || die "no kernel $kernel (run scripts/build.sh)"
+
+initrd=$("$KDEFRAG_ROOT/scripts/initramfs.sh")
+run=$KDEFRAG_OUT/runs/$plan
+mkdir -p "$run"
+rm -f "$run"/console.log "$run"/results.ktap
+# A fresh ext4 disk per boot: page cache and writeback on a real block device.
+truncate -s 0 "$run/disk.img" && truncate -s 256M "$run/disk.img"
+mkfs.ext4 -q -F "$run/disk.img"
+
+# KVM hangs on these machines; TCG unless explicitly asked for and working.
+accel=tcg,thread=multi
+if [ "${KDEFRAG_ACCEL:-tcg}" = kvm ]; then
+	if [ -w /dev/kvm ] && timeout 20 qemu-system-x86_64 -accel kvm -m 64M -nodefaults \
+	     -display none -no-reboot -kernel "$kernel" -append "console=ttyS0 panic=-1 rdinit=/nonexistent" \
+	     -serial stdio 2>/dev/null | grep -q 'Linux version'; then
+		accel=kvm
+	else
+		log "KVM requested but not working here; falling back to TCG"
+	fi
+fi
+
+cmdline="console=ttyS0 panic=-1 loglevel=6 numa=fake=2 kdefrag_plan=$plan $append"
+log "booting $plan ($accel, $mem, timeout ${timeout}s)"
+set +e
+timeout --kill-after=10 "$timeout" qemu-system-x86_64 \
+	-accel "$accel" -cpu max -smp 2 -m "$mem" \
+	-nodefaults -display none -no-reboot \
+	-kernel "$kernel" -initrd "$initrd" -append "$cmdline" \
+	-drive file="$run/disk.img",if=virtio,format=raw \
+	-serial file:"$run/console.log" -serial file:"$run/results.ktap" \
+	</dev/null >"$run/qemu.log" 2>&1
+rc=$?
+set -e
+rm -f "$run/timeout"
+if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then echo "$timeout" > "$run/timeout"; fi
+exec "$KDEFRAG_ROOT/scripts/verdict.sh" "$run"

@@ -1,0 +1,116 @@
+#!/bin/bash
+# The kernel tree: a git repo in the cache with a pristine base commit
+# (tag "base") made from Debian's linux-source-6.12 tarball.
+#
+#   tree.sh base     make sure the repo and its base commit exist
+#   tree.sh build    check out base + patches/series in the build tree
+#                    (only files that differ are rewritten: incremental)
+#   tree.sh dev      give the developer $KDEFRAG_DEV, branch kdefrag =
+#                    base + series, one commit per patch
+#   tree.sh export   write the dev branch back to patches/ and series
+. "$(dirname "$0")/lib.sh"
+
+PATCHES=$KDEFRAG_ROOT/patches
+
+series_files() {
+	[ -f "$PATCHES/series" ] || return 0
+	grep -v -e '^#' -e '^[[:space:]]*$' "$PATCHES/series" | sed "s|^|$PATCHES/|"
+}
+
+ensure_base() {
+	local ver
+	ver=$(dpkg-query -W -f='${Version}' linux-source-6.12 2>/dev/null || echo unknown)
+	if [ -f "$KDEFRAG_REPO/.kdefrag-base" ] &&
+	   [ "$(cat "$KDEFRAG_REPO/.kdefrag-base")" = "$ver" ]; then
+		return 0
+	fi
+	[ -f "$KDEFRAG_TARBALL" ] || die "$KDEFRAG_TARBALL missing (run scripts/deps.sh)"
+	log "extracting $KDEFRAG_TARBALL ($ver) into $KDEFRAG_REPO"
+	rm -rf "$KDEFRAG_REPO" "$KDEFRAG_DEV" "$KDEFRAG_APPLY" "$KDEFRAG_BUILD"
+	mkdir -p "$KDEFRAG_REPO"
+	tar -xJf "$KDEFRAG_TARBALL" -C "$KDEFRAG_REPO" --strip-components=1
+	cd "$KDEFRAG_REPO"
+	git init -q -b pristine
+	git config core.autocrlf false
+	git config gc.auto 0
+	git config user.name "kdefrag developers"
+	git config user.email "kdefrag@localhost"
+	# Debian's top-level .gitignore ignores everything ("/*"): force-add.
+	git add -f .
+	git commit -q -m "Linux $ver (Debian linux-source-6.12)"
+	git tag -f base >/dev/null
+	# Kept out of the tree's own status by the tag file living in .git's
+	# sibling; the marker itself is ignored through info/exclude.
+	echo .kdefrag-base >> .git/info/exclude
+	echo "$ver" > .kdefrag-base
+}
+
+# Apply the series on base in a scratch worktree; print the resulting commit.
+# Cached by the series' content hash, so an unchanged series costs nothing.
+series_commit() {
+	local id ref files
+	files=$(series_files)
+	id=$( (cat "$PATCHES/series" 2>/dev/null; for f in $files; do cat "$f"; done) | sha256sum | cut -c1-16)
+	ref=refs/kdefrag/series-$id
+	if commit=$(git -C "$KDEFRAG_REPO" rev-parse -q --verify "$ref^{commit}"); then
+		echo "$commit"
+		return 0
+	fi
+	if [ ! -e "$KDEFRAG_APPLY/.git" ]; then
+		rm -rf "$KDEFRAG_APPLY"
+		git -C "$KDEFRAG_REPO" worktree prune
+		git -C "$KDEFRAG_REPO" worktree add -q --detach "$KDEFRAG_APPLY" base
+	fi
+	cd "$KDEFRAG_APPLY"
+	git am --abort >/dev/null 2>&1 || true
+	git checkout -q -f --detach base
+	if [ -n "$files" ]; then
+		# shellcheck disable=SC2086
+		git am -q --keep-cr $files >&2 || { git am --abort >/dev/null 2>&1 || true;
+			die "patches/series does not apply to the pristine tree"; }
+	fi
+	git update-ref "$ref" HEAD
+	git rev-parse HEAD
+}
+
+cmd=${1:-build}
+ensure_base
+case $cmd in
+base) ;;
+build)
+	c=$(series_commit)
+	cd "$KDEFRAG_REPO"
+	if [ "$(git rev-parse HEAD)" != "$c" ]; then
+		log "build tree -> $(git log -1 --format='%h %s' "$c")"
+		git checkout -q -f --detach "$c"
+	fi
+	;;
+dev)
+	c=$(series_commit)
+	if [ -e "$KDEFRAG_DEV/.git" ]; then
+		cd "$KDEFRAG_DEV"
+		[ -z "$(git status --porcelain)" ] || die "$KDEFRAG_DEV has uncommitted changes"
+		if [ "$(git rev-parse HEAD)" != "$c" ] &&
+		   [ "$(git diff base "$c" | sha1sum)" != "$(git diff base HEAD | sha1sum)" ] &&
+		   [ "${FORCE:-0}" != 1 ]; then
+			die "dev branch differs from patches/: run 'make export' first, or FORCE=1 to reset it"
+		fi
+		git checkout -q -B kdefrag "$c"
+	else
+		git -C "$KDEFRAG_REPO" worktree prune
+		git -C "$KDEFRAG_REPO" worktree add -q -B kdefrag "$KDEFRAG_DEV" "$c"
+	fi
+	log "developer tree: $KDEFRAG_DEV (branch kdefrag, $(git -C "$KDEFRAG_DEV" rev-list --count base..kdefrag) patches on base)"
+	;;
+export)
+	[ -e "$KDEFRAG_DEV/.git" ] || die "no developer tree; run 'make tree' first"
+	cd "$KDEFRAG_DEV"
+	[ -z "$(git status --porcelain)" ] || die "$KDEFRAG_DEV has uncommitted changes: commit them first"
+	rm -f "$PATCHES"/*.patch
+	mkdir -p "$PATCHES"
+	git format-patch -q --zero-commit --no-signature --no-numbered -o "$PATCHES" base..HEAD
+	(cd "$PATCHES" && ls ./*.patch 2>/dev/null | sed 's|^\./||') > "$PATCHES/series"
+	log "exported $(wc -l < "$PATCHES/series") patches to patches/"
+	;;
+*) die "usage: tree.sh base|build|dev|export" ;;
+esac

@@ -1,0 +1,46 @@
+#!/bin/bash
+# Judge one guest run directory: results.ktap (from the guest) and
+# console.log (the kernel's). Counts the test cases (results one level
+# below each plan entry; a plan entry that failed without a failing case,
+# e.g. a crashed program, counts as one failure), adds a failure for each
+# kernel splat, a missing end of plan, or a timeout. Writes "P F" to
+# RUN/counts, prints the reasons, exits 1 on any failure.
+set -uo pipefail
+run=${1:?run dir}
+res=$run/results.ktap
+con=$run/console.log
+touch "$res" "$con"
+
+read -r pass fail < <(tr -d '\r' < "$res" | awk '
+	/^    (not )?ok / { if ($1 == "not") { f++; cf++ } else p++; next }
+	/^(not )?ok [0-9]+/ {
+		if ($1 == "not" && cf == 0) { f++; print "kdefrag: FAIL " $0 > "/dev/stderr" }
+		else if ($1 == "not") print "kdefrag: FAIL " $0 > "/dev/stderr"
+		cf = 0; next }
+	END { print p + 0, f + 0 }')
+tr -d '\r' < "$res" | grep -E '^    not ok ' | sed 's/^ */kdefrag:   case: /' >&2
+
+reasons=()
+# Kernel splats: any of these in the console fails the run.
+splat='BUG: |WARNING: |Kernel panic|Oops: |general protection fault|possible circular locking|possible recursive locking|inconsistent lock state|suspicious RCU usage|INFO: task .* blocked for more than|soft lockup|hard LOCKUP|KASAN: |UBSAN: |kernel BUG at|Unable to handle kernel'
+if grep -aqE "$splat" "$con"; then
+	reasons+=("kernel splat in console log:")
+	while IFS= read -r l; do reasons+=("  $l"); done < <(grep -aE "$splat" "$con" | head -5)
+fi
+if [ -f "$run/timeout" ]; then
+	reasons+=("guest timed out after $(cat "$run/timeout")s (hung guest?)")
+elif ! grep -aq '^# kdefrag: plan done' "$res"; then
+	reasons+=("guest did not finish its plan (crash or early exit; see $con)")
+fi
+planned=$(tr -d '\r' < "$res" | sed -n 's/^1\.\.\([0-9]*\)$/\1/p' | head -1)
+ran=$(tr -d '\r' < "$res" | grep -cE '^(not )?ok [0-9]+' || true)
+if [ -n "$planned" ] && [ "$ran" -ne "$planned" ] && [ ! -f "$run/timeout" ]; then
+	reasons+=("plan listed $planned tests, $ran reported")
+fi
+[ -n "$planned" ] || [ ${#reasons[@]} -gt 0 ] || reasons+=("no KTAP plan from the guest")
+# The run itself counts as one more failed test when anything went wrong.
+[ ${#reasons[@]} -eq 0 ] || fail=$((fail + 1))
+for r in "${reasons[@]}"; do echo "kdefrag: FAIL $(basename "$run"): $r" >&2; done
+echo "$pass $fail" > "$run/counts"
+echo "kdefrag: $(basename "$run"): $pass passed, $fail failed" >&2
+[ "$fail" -eq 0 ]
