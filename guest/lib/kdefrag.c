@@ -139,20 +139,51 @@ int write_str(const char *path, const char *s)
 	return 0;
 }
 
-int read_str(const char *path, char *buf, size_t len)
+int trace_clear(void)
 {
-	int fd = open(path, O_RDONLY);
-	ssize_t n;
+	/* Only an O_TRUNC open clears the buffer; a 0-byte write does not. */
+	int fd = open("/sys/kernel/tracing/trace", O_WRONLY | O_TRUNC);
 
 	if (fd < 0)
 		return -errno;
-	n = read(fd, buf, len - 1);
-	if (n < 0)
-		n = -errno;
-	else
-		buf[n] = '\0';
 	close(fd);
-	return n;
+	return 0;
+}
+
+unsigned long zone_boundary_pfn(void)
+{
+	char line[256];
+	unsigned long pfn, found = 0;
+	int n = 0;
+	FILE *f = fopen("/proc/zoneinfo", "r");
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, " start_pfn: %lu", &pfn) == 1 && pfn > 1 && ++n == 1) {
+			found = pfn;
+			break;
+		}
+	}
+	fclose(f);
+	return found;
+}
+
+int read_str(const char *path, char *buf, size_t len)
+{
+	int fd = open(path, O_RDONLY);
+	ssize_t n = 0;
+
+	if (fd < 0)
+		return -errno;
+	size_t got = 0;
+
+	/* Some files (tracing, seq_file) return one page per read(). */
+	while (got < len - 1 && (n = read(fd, buf + got, len - 1 - got)) > 0)
+		got += n;
+	buf[got] = '\0';
+	close(fd);
+	return n < 0 ? -errno : (int)got;
 }
 
 uint64_t virt_to_pfn(const void *addr)
@@ -172,14 +203,13 @@ uint64_t virt_to_pfn(const void *addr)
 
 uint64_t kpageflags(uint64_t pfn)
 {
+	static int fd = -1;
 	uint64_t ent;
-	int fd = open("/proc/kpageflags", O_RDONLY);
 
 	if (fd < 0)
+		fd = open("/proc/kpageflags", O_RDONLY);
+	if (fd < 0 || pread(fd, &ent, sizeof(ent), pfn * 8) != sizeof(ent))
 		return ~0ULL;
-	if (pread(fd, &ent, sizeof(ent), pfn * 8) != sizeof(ent))
-		ent = ~0ULL;
-	close(fd);
 	return ent;
 }
 
@@ -238,8 +268,14 @@ size_t check_pages(const void *p, size_t npages, uint64_t seed)
 	return bad;
 }
 
-/* Every 2nd page is released: no free block above order 0 can form by itself. */
-#define FRAG_STRIDE 2
+/*
+ * Half of the pages, chosen at random (reproducibly from the seed), are
+ * released: mostly single-page holes, with some small free blocks.
+ */
+static bool frag_released(uint64_t seed, size_t i)
+{
+	return mix(seed ^ (i * 0x9e3779b97f4a7c15ULL)) & 1;
+}
 
 int fragment_anon(struct frag *f, long leave_kb, uint64_t seed)
 {
@@ -258,8 +294,9 @@ int fragment_anon(struct frag *f, long leave_kb, uint64_t seed)
 	f->npages = len / PAGE_SIZE;
 	f->seed = seed;
 	fill_pages(f->base, f->npages, seed);
-	for (size_t i = 0; i < f->npages; i += FRAG_STRIDE)
-		madvise(f->base + i * PAGE_SIZE, PAGE_SIZE, MADV_DONTNEED);
+	for (size_t i = 0; i < f->npages; i++)
+		if (frag_released(seed, i))
+			madvise(f->base + i * PAGE_SIZE, PAGE_SIZE, MADV_DONTNEED);
 	return 0;
 }
 
@@ -270,7 +307,7 @@ size_t frag_check(const struct frag *f)
 	for (size_t i = 0; i < f->npages; i++) {
 		const char *pg = f->base + i * PAGE_SIZE;
 
-		if (i % FRAG_STRIDE == 0) {
+		if (frag_released(f->seed, i)) {
 			/* Released: must read back as zero (and is faulted in again). */
 			for (size_t j = 0; j < PAGE_SIZE; j += 512)
 				if (pg[j]) {

@@ -28,6 +28,10 @@ long vmstat(const char *name);
 long buddy_blocks(int node, int order);
 /* Writes @s to @path; 0 or -errno (from write(2) or open(2)). */
 int write_str(const char *path, const char *s);
+/* Empties the ftrace ring buffer (/sys/kernel/tracing/trace). */
+int trace_clear(void);
+/* First pfn of the second populated zone in /proc/zoneinfo; 0 if none. */
+unsigned long zone_boundary_pfn(void);
 /* Reads @path into @buf (NUL-terminated); bytes read or -errno. */
 int read_str(const char *path, char *buf, size_t len);
 /* Physical frame of a mapped, present page, from /proc/self/pagemap; 0 if none. */
@@ -44,8 +48,8 @@ size_t check_pages(const void *p, size_t npages, uint64_t seed);
 
 /*
  * Fragment physical memory: map anon memory until @leave_kb of MemFree is
- * left, fill it, then release every @stride-th page out of each group so
- * that freed pages stay isolated between used ones. Returns the mapping;
+ * left, fill it, then release half of its pages at random, so that most
+ * free memory is single-page holes between used pages. Returns 0 or -1;
  * the kept pages keep fill_pages(seed) contents (released pages are
  * MADV_DONTNEED'd: they read back as zero).
  */

@@ -1,0 +1,146 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * /sys/kernel/mm/defrag/coalesce on fragmented anon memory: for each order,
+ * a request makes free blocks of at least that order (buddyinfo, debugfs
+ * and the counters agree), migrates no more pages than the chosen ranges
+ * cost, and every page of the fragmenting workload keeps its contents.
+ */
+#include "kdefrag.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define COALESCE "/sys/kernel/mm/defrag/coalesce"
+#define TRACING "/sys/kernel/tracing"
+
+/* Sum of "free_blocks N" lines of debugfs summary for @order. */
+static long debugfs_free_blocks(int order)
+{
+	char buf[16384], num[8], *p;
+	long total = 0;
+
+	snprintf(num, sizeof(num), "%d", order);
+	if (write_str("/sys/kernel/debug/defrag/order", num))
+		return -1;
+	if (read_str("/sys/kernel/debug/defrag/summary", buf, sizeof(buf)) < 0)
+		return -1;
+	for (p = buf; (p = strstr(p, "free_blocks ")); p++)
+		total += strtol(p + strlen("free_blocks "), NULL, 10);
+	return total;
+}
+
+/*
+ * From the trace of one request: every range that was evacuated, or given
+ * up after some pages moved, migrated at most what its candidate was
+ * scored at. Returns the number of ranges checked, or -1 on a violation.
+ */
+static int check_trace_costs(long *migrated_total)
+{
+	static char buf[1 << 20];
+	unsigned long pfns[4096];
+	unsigned int costs[4096];
+	int ncand = 0, nev = 0;
+	char *line, *save;
+
+	*migrated_total = 0;
+	if (read_str(TRACING "/trace", buf, sizeof(buf)) < 0)
+		return -1;
+	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char *p;
+
+		if ((p = strstr(line, "defrag_candidate:")) && ncand < 4096) {
+			unsigned long pfn;
+			unsigned int cost;
+
+			if (sscanf(strstr(p, "pfn="), "pfn=0x%lx", &pfn) == 1 &&
+			    sscanf(strstr(p, "cost="), "cost=%u", &cost) == 1) {
+				pfns[ncand] = pfn;
+				costs[ncand++] = cost;
+			}
+		} else if ((p = strstr(line, "defrag_range_evacuated:")) ||
+			   (p = strstr(line, "defrag_range_failed:"))) {
+			unsigned long start, end, nr;
+			int i, found = 0;
+
+			if (sscanf(strstr(p, "range="), "range=(0x%lx ~ 0x%lx)", &start, &end) != 2 ||
+			    sscanf(strstr(p, "nr_migrated="), "nr_migrated=%lu", &nr) != 1)
+				continue;
+			/* The latest score of this range before it was evacuated. */
+			for (i = ncand - 1; i >= 0; i--) {
+				if (pfns[i] == start) {
+					found = 1;
+					if (nr > costs[i]) {
+						kt_diag("range 0x%lx migrated %lu > cost %u", start, nr, costs[i]);
+						return -1;
+					}
+					break;
+				}
+			}
+			if (!found) {
+				kt_diag("range 0x%lx evacuated without a candidate event", start);
+				return -1;
+			}
+			*migrated_total += nr;
+			nev++;
+		}
+	}
+	return nev;
+}
+
+static void test_order(int order)
+{
+	long blocks0, blocks1, succ0, succ1, mig0, mig1, traced_mig, dbg;
+	char req[32], last[256];
+	int ret, nev;
+
+	trace_clear();
+	blocks0 = buddy_blocks(-1, order);
+	succ0 = vmstat("defrag_success");
+	mig0 = vmstat("defrag_migrated");
+	snprintf(req, sizeof(req), "%d 2", order);
+	ret = write_str(COALESCE, req);
+	blocks1 = buddy_blocks(-1, order);
+	succ1 = vmstat("defrag_success");
+	mig1 = vmstat("defrag_migrated");
+	read_str(COALESCE, last, sizeof(last));
+	last[strcspn(last, "\n")] = '\0';
+	kt_diag("order %d: %s; buddyinfo >=%d: %ld -> %ld", order, last, order, blocks0, blocks1);
+
+	kt_ok(ret == 0, "order %d: coalesce write succeeds (%s)", order, ret ? strerror(-ret) : "ok");
+	kt_ok(succ1 - succ0 >= 1, "order %d: defrag_success grew by %ld", order, succ1 - succ0);
+	kt_ok(blocks1 > blocks0, "order %d: buddyinfo shows more free blocks of order >= %d",
+	      order, order);
+	/* Read back to back; a page or two may come and go in between. */
+	dbg = debugfs_free_blocks(order);
+	blocks1 = buddy_blocks(-1, order);
+	kt_ok(labs(dbg - blocks1) <= 2 + blocks1 / 100,
+	      "order %d: debugfs free_blocks %ld agrees with buddyinfo %ld", order, dbg, blocks1);
+	nev = check_trace_costs(&traced_mig);
+	kt_ok(nev >= 1 && traced_mig == mig1 - mig0,
+	      "order %d: %d ranges tried, each within its cost; traced %ld == defrag_migrated %ld",
+	      order, nev, traced_mig, mig1 - mig0);
+}
+
+int main(void)
+{
+	static const int orders[] = { 1, 2, 3, 4, 6, 9, 10 };
+	int n = sizeof(orders) / sizeof(orders[0]);
+	struct frag f;
+	size_t bad;
+
+	kt_plan(n * 5 + 1);
+	if (write_str(TRACING "/events/defrag/enable", "1"))
+		kt_bail("cannot enable defrag tracepoints");
+	write_str(TRACING "/buffer_size_kb", "4096");
+	if (fragment_anon(&f, 48 * 1024, 0xc0a1e5ce))
+		kt_bail("cannot fragment memory");
+	kt_diag("fragmented %zu pages; MemFree %ld kB", f.npages, mem_free_kb());
+	for (int i = 0; i < n; i++)
+		test_order(orders[i]);
+	bad = frag_check(&f);
+	kt_ok(bad == 0, "contents of all %zu pages intact after coalescing (%zu bad)", f.npages, bad);
+	write_str(TRACING "/events/defrag/enable", "0");
+	frag_release(&f);
+	return kt_done();
+}
