@@ -1,18 +1,22 @@
 # kdefrag: the two commands (demo, check) and the development loop.
 # Everything big lives in $(KDEFRAG_CACHE) (default ~/.cache/kdefrag).
 
-.PHONY: demo check build tree export verify-series checkpatch clean help
+.PHONY: demo check bench build tree export verify-series checkpatch clean help
 
 help:
 	@echo "make demo           build, boot, fragment memory, coalesce, show /proc/buddyinfo"
 	@echo "make check          every test; ends with 'N passed, N failed'"
+	@echo "make bench          benchmarks: kdefrag against stock compaction, ratios"
 	@echo "make build          install packages, apply patches/, build the guest kernel"
 	@echo "make tree           developer kernel tree: base + one commit per patch"
 	@echo "make export         write the developer tree's commits back to patches/"
 	@echo "make verify-series  series applies to a pristine tree, each patch builds, checkpatch"
 
 demo:
-	@scripts/demo.sh
+	@scripts/show.sh demo
+
+bench:
+	@scripts/show.sh bench
 
 check:
 	@scripts/check.sh
