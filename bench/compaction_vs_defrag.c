@@ -6,8 +6,10 @@
  * Compaction: fragment anon memory (half its pages released at random),
  * then fault 64 kB mTHP folios with THP defrag=always, so that every
  * order-4 allocation that finds no free block enters direct compaction.
- * Blocks = mTHP faults that got an order-4 folio; migrated = pgmigrate_success;
- * scanned = compact_migrate_scanned + compact_free_scanned.
+ * Blocks = mTHP faults that got an order-4 folio, less the free order-4
+ * blocks there were before; migrated = pgmigrate_success; scanned =
+ * migrate + free scanner counts of direct compaction and of kcompactd,
+ * which kswapd wakes for the same requests.
  *
  * kdefrag: release everything, fragment again the same way, and ask
  * /sys/kernel/mm/defrag/coalesce for the same number of order-4 blocks.
@@ -38,8 +40,8 @@ int main(int argc, char **argv)
 {
 	long want = argc > 1 ? atol(argv[1]) : 256;
 	long f0, mig0, ms0, fs0, blocks, c_mig, c_scan;
-	long d_mig0, d_scan0, made, d_mig, d_scan;
-	size_t len = (size_t)want * 16 * PAGE_SIZE;
+	long d_mig0, d_scan0, made, d_mig, d_scan, avail;
+	size_t len;
 	char last[256], req[64];
 	struct frag f;
 	char *p;
@@ -51,21 +53,31 @@ int main(int argc, char **argv)
 	/* Compaction. */
 	if (fragment_anon(&f, 48 * 1024, 0xbe4c1))
 		kt_bail("cannot fragment memory");
+	/*
+	 * Free blocks of order >= 4 that exist already, in order-4 units:
+	 * the first faults take those without compaction, so fault that many
+	 * more and credit compaction with the blocks beyond them.
+	 */
+	avail = 0;
+	for (int o = 4; o < MAX_ORDER_NR; o++)
+		avail += (buddy_blocks(-1, o) - buddy_blocks(-1, o + 1)) << (o - 4);
+	len = (size_t)(avail + want) * 16 * PAGE_SIZE;
 	f0 = read_long(FAULTS);
 	mig0 = vmstat("pgmigrate_success");
-	ms0 = vmstat("compact_migrate_scanned");
-	fs0 = vmstat("compact_free_scanned");
+	ms0 = vmstat("compact_migrate_scanned") + vmstat("compact_daemon_migrate_scanned");
+	fs0 = vmstat("compact_free_scanned") + vmstat("compact_daemon_free_scanned");
 	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	madvise(p, len, MADV_HUGEPAGE);
 	for (size_t off = 0; off < len; off += 16 * PAGE_SIZE)
 		p[off] = 1;
-	blocks = read_long(FAULTS) - f0;
+	blocks = read_long(FAULTS) - f0 - avail;
 	c_mig = vmstat("pgmigrate_success") - mig0;
-	c_scan = vmstat("compact_migrate_scanned") - ms0 + vmstat("compact_free_scanned") - fs0;
+	c_scan = vmstat("compact_migrate_scanned") + vmstat("compact_daemon_migrate_scanned") - ms0 +
+		 vmstat("compact_free_scanned") + vmstat("compact_daemon_free_scanned") - fs0;
 	munmap(p, len);
 	frag_release(&f);
-	printf("compaction: %ld order-4 blocks, %ld pages migrated, %ld scanned\n",
-	       blocks, c_mig, c_scan);
+	printf("compaction: %ld order-4 blocks beyond the %ld free before, %ld pages migrated, %ld scanned\n",
+	       blocks, avail, c_mig, c_scan);
 	if (blocks < 1)
 		kt_bail("direct compaction produced no order-4 block");
 

@@ -252,7 +252,15 @@ static void test_unmovable_kernel_pages(void)
 {
 	int found[2] = { 0, 0 }, wrong = 0;
 	const int bits[2] = { KPF_SLAB, KPF_PGTABLE };
-	char req[64];
+	size_t span = 64UL << 21;
+	char req[64], *p;
+
+	/* One page every 2 MB: each touch needs a page-table page of its own. */
+	p = mmap(NULL, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (p == MAP_FAILED)
+		kt_bail("mmap: %s", strerror(errno));
+	for (size_t off = 0; off < span; off += 1UL << 21)
+		p[off] = 1;
 
 	for (uint64_t pfn = 4096; pfn < 262144 && (found[0] < 8 || found[1] < 8); pfn++) {
 		uint64_t fl = kpageflags(pfn);
@@ -271,6 +279,7 @@ static void test_unmovable_kernel_pages(void)
 			}
 		}
 	}
+	munmap(p, span);
 	kt_ok(found[0] && found[1] && !wrong,
 	      "ranges with slab (%d) and page-table (%d) pages are refused with EBUSY (%d wrong)",
 	      found[0], found[1], wrong);
