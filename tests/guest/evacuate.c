@@ -262,7 +262,7 @@ static void test_unmovable_kernel_pages(void)
 	for (size_t off = 0; off < span; off += 1UL << 21)
 		p[off] = 1;
 
-	for (uint64_t pfn = 4096; pfn < 262144 && (found[0] < 8 || found[1] < 8); pfn++) {
+	for (uint64_t pfn = 16; pfn < 262144 && (found[0] < 8 || found[1] < 8); pfn++) {
 		uint64_t fl = kpageflags(pfn);
 
 		if (fl == ~0ULL)

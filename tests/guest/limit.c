@@ -7,8 +7,8 @@
  *
  * Independent rule, per aligned 16-page range: feasible when every page
  * is on the LRU (and not unevictable-and-forbidden, which init allows),
- * or inside a free buddy block (a BUDDY head and the flagless pages that
- * follow it up to the head's natural alignment). Anything else (slab,
+ * or free (kpageflags marks every page of a free buddy block BUDDY).
+ * Anything else (slab,
  * page tables, reserved, other kernel pages with no flags) makes it
  * infeasible.
  */
@@ -60,32 +60,12 @@ static long count_limit(unsigned long zs, unsigned long ze)
 {
 	size_t n = ze - zs;
 	uint64_t *fl = malloc(n * 8);
-	char *isfree = calloc(n, 1);
 	int fd = open("/proc/kpageflags", O_RDONLY);
 	long limit = 0;
 
-	if (!fl || !isfree || fd < 0 || pread(fd, fl, n * 8, zs * 8) != (ssize_t)(n * 8))
+	if (!fl || fd < 0 || pread(fd, fl, n * 8, zs * 8) != (ssize_t)(n * 8))
 		kt_bail("cannot read /proc/kpageflags");
 	close(fd);
-	/* Extend each buddy head over the flagless pages of its aligned block. */
-	for (size_t i = 0; i < n; i++) {
-		unsigned long pfn = zs + i;
-		int k;
-
-		if (!(fl[i] & (1ULL << KPF_BUDDY)))
-			continue;
-		for (k = 10; k > 0; k--) {
-			size_t len = 1UL << k, j;
-
-			if (pfn & (len - 1) || i + len > n)
-				continue;
-			for (j = 1; j < len && !fl[i + j]; j++)
-				;
-			if (j == len)
-				break;
-		}
-		memset(isfree + i, 1, 1UL << k);
-	}
 	for (unsigned long pfn = (zs + 15) & ~15UL; pfn + 16 <= ze; pfn += 16) {
 		int ok = 1;
 
@@ -93,7 +73,8 @@ static long count_limit(unsigned long zs, unsigned long ze)
 			size_t i = pfn - zs + j;
 			uint64_t f = fl[i];
 
-			ok = isfree[i] || ((f & (1ULL << KPF_LRU)) && !(f & (1ULL << KPF_WRITEBACK)));
+			ok = (f & (1ULL << KPF_BUDDY)) ||
+			     ((f & (1ULL << KPF_LRU)) && !(f & (1ULL << KPF_WRITEBACK)));
 			if (!ok)
 				why[!f ? 0 : f & (1ULL << KPF_SLAB) ? 1 : f & (1ULL << KPF_PGTABLE) ? 2 :
 				    f & (1ULL << KPF_RESERVED) ? 3 : 4]++;
@@ -101,7 +82,6 @@ static long count_limit(unsigned long zs, unsigned long ze)
 		limit += ok;
 	}
 	free(fl);
-	free(isfree);
 	return limit;
 }
 
@@ -127,7 +107,7 @@ int main(void)
 			close(fd);
 		}
 	}
-	if (fragment_anon(&f, 48 * 1024, 0x11317))
+	if (fragment_anon(&f, 96 * 1024, 0x11317))
 		kt_bail("cannot fragment memory");
 	write_str("/sys/kernel/debug/defrag/order", "4");
 	/*

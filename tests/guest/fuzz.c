@@ -1,0 +1,263 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Thousands of random and hostile writes, from two writers at once, to
+ * every kdefrag file: each write either succeeds because its input is
+ * valid (checked against a reference parser written here from the
+ * documented syntax) or fails cleanly (EINVAL, or EBUSY/ENOMEM for a valid
+ * request that made nothing); a tunable changes only on a valid write.
+ */
+#include "kdefrag.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define DIR "/sys/kernel/mm/defrag/"
+#define ROUNDS 1500
+
+enum kind { COALESCE, EVACUATE, TUNABLE };
+
+static const struct target {
+	const char *path;
+	enum kind kind;
+	unsigned long min, max;		/* TUNABLE range */
+} targets[] = {
+	{ DIR "coalesce", COALESCE, 0, 0 },
+	{ "/sys/devices/system/node/node0/defrag_coalesce", COALESCE, 0, 0 },
+	{ "/sys/devices/system/node/node1/defrag_coalesce", COALESCE, 0, 0 },
+	{ DIR "evacuate", EVACUATE, 0, 0 },
+	{ DIR "seed_depth", TUNABLE, 1, 10 },
+	{ DIR "max_candidates", TUNABLE, 1, 1024 },
+	{ "/sys/kernel/debug/defrag/order", TUNABLE, 1, 10 },
+};
+#define NTARGETS (sizeof(targets) / sizeof(targets[0]))
+
+static uint64_t rng;
+
+static uint64_t rnd(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return rng;
+}
+
+/*
+ * One token as the kernel's kstrtoul(s, 0) reads it: an optional '+',
+ * "0x" + hex digits, "0" + octal digits or decimal digits, at most one
+ * trailing newline, no overflow.
+ */
+static bool parse_ul(const char *s, size_t len, unsigned long *v)
+{
+	unsigned int base = 10, digits = 0;
+	size_t i = 0;
+
+	*v = 0;
+	if (i < len && s[i] == '+')
+		i++;
+	if (i + 2 < len && s[i] == '0' && (s[i + 1] | 0x20) == 'x' &&
+	    isxdigit((unsigned char)s[i + 2])) {
+		base = 16;
+		i += 2;
+	} else if (i < len && s[i] == '0') {
+		base = 8;
+	}
+	for (; i < len; i++, digits++) {
+		int c = (unsigned char)s[i], d;
+
+		if (c >= '0' && c <= '9')
+			d = c - '0';
+		else if (base == 16 && isxdigit(c))
+			d = (c | 0x20) - 'a' + 10;
+		else
+			break;
+		if (d >= (int)base)
+			return false;
+		if (*v > (ULONG_MAX - d) / base)
+			return false;
+		*v = *v * base + d;
+	}
+	if (i < len && s[i] == '\n')
+		i++;
+	return digits > 0 && i == len;
+}
+
+/* The kernel's isspace() also takes Latin-1 NBSP (0xa0). */
+static bool kspace(unsigned char c)
+{
+	return isspace(c) || c == 0xa0;
+}
+
+/*
+ * Reference parser, from the documented syntax: up to @max numbers
+ * separated by blanks, surrounding whitespace ignored, no NULs, under 64
+ * bytes.
+ */
+static int ref_parse(const char *buf, size_t len, unsigned long *v, int max)
+{
+	size_t i = 0;
+	int n = 0;
+
+	if (!len || len >= 64 || memchr(buf, '\0', len))
+		return -1;
+	while (len && kspace(buf[len - 1]))
+		len--;
+	while (i < len && kspace(buf[i]))
+		i++;
+	while (i < len) {
+		size_t j;
+
+		if (buf[i] == ' ' || buf[i] == '\t') {
+			i++;
+			continue;
+		}
+		for (j = i; j < len && buf[j] != ' ' && buf[j] != '\t'; j++)
+			;
+		if (n == max || !parse_ul(buf + i, j - i, &v[n]))
+			return -1;
+		n++;
+		i = j;
+	}
+	return n;
+}
+
+static bool valid(const struct target *t, const char *buf, size_t len, unsigned long *val)
+{
+	unsigned long v[2] = { 0, 1 };
+	int n;
+
+	switch (t->kind) {
+	case COALESCE:
+		n = ref_parse(buf, len, v, 2);
+		return n >= 1 && v[0] >= 1 && v[0] <= 10 && v[1] >= 1 && v[1] <= 65536;
+	case EVACUATE:
+		/* Validity of a range depends on the memory map: only syntax here. */
+		return ref_parse(buf, len, v, 2) == 2 && v[1] >= 1 && v[1] <= (1UL << 18);
+	case TUNABLE:
+		n = ref_parse(buf, len, v, 1);
+		*val = v[0];
+		return n == 1 && v[0] >= t->min && v[0] <= t->max;
+	}
+	return false;
+}
+
+static size_t gen(char *buf)
+{
+	static const char * const pieces[] = {
+		"0", "1", "2", "4", "9", "10", "11", "-1", "0x4", "0x", "010", "4294967296",
+		"18446744073709551615", "18446744073709551616", "99999999999999999999",
+		" ", "  ", "\t", "\n", "\0", "abc", "+3", "1e2", "4,", "\xff", "%s%n",
+	};
+	size_t len = 0, parts = 1 + rnd() % 4;
+
+	if (rnd() % 4 == 0) {
+		/* raw random bytes, NULs included */
+		len = rnd() % 80;
+		for (size_t i = 0; i < len; i++)
+			buf[i] = rnd();
+		return len;
+	}
+	for (size_t i = 0; i < parts; i++) {
+		const char *p = pieces[rnd() % (sizeof(pieces) / sizeof(pieces[0]))];
+		size_t l = *p ? strlen(p) : 1;
+
+		memcpy(buf + len, p, l);
+		len += l;
+		if (rnd() % 2)
+			buf[len++] = ' ';
+	}
+	if (rnd() % 8 == 0) {
+		memset(buf + len, '7', 100);
+		len += 100;
+	}
+	return len;
+}
+
+static long read_ul(const char *path)
+{
+	char b[64];
+
+	return read_str(path, b, sizeof(b)) > 0 ? strtol(b, NULL, 0) : -1;
+}
+
+/* One writer: returns the number of wrong outcomes. */
+static int writer(uint64_t seed, int tunables)
+{
+	char buf[256];
+	int wrong = 0;
+
+	rng = seed;
+	for (int r = 0; r < ROUNDS; r++) {
+		const struct target *t = &targets[rnd() % NTARGETS];
+		size_t len = gen(buf);
+		unsigned long val = 0;
+		bool ok = valid(t, buf, len, &val);
+		long before, after;
+		int fd, ret;
+		ssize_t n;
+
+		/* Only one writer checks tunables: the other would race it. */
+		if (t->kind == TUNABLE && !tunables)
+			continue;
+		/* Valid coalesce requests do real work: the other tests cover them. */
+		if (ok && t->kind == COALESCE)
+			continue;
+		before = t->kind == TUNABLE ? read_ul(t->path) : 0;
+		fd = open(t->path, O_WRONLY);
+		if (fd < 0)
+			return 1000;
+		n = write(fd, buf, len);
+		ret = n < 0 ? -errno : 0;
+		close(fd);
+		if (len == 0)
+			continue;	/* a 0-byte write never reaches the file */
+		if (!ok && ret != -EINVAL) {
+			printf("# %s: invalid input (%zu bytes) gave %d\n", t->path, len, ret);
+			wrong++;
+		}
+		if (ok && ret && ret != -EINVAL && ret != -EBUSY && ret != -ENOMEM) {
+			printf("# %s: valid input gave %d\n", t->path, ret);
+			wrong++;
+		}
+		if (t->kind == TUNABLE) {
+			after = read_ul(t->path);
+			if (ok ? (after != (long)val) : (after != before)) {
+				printf("# %s: %ld -> %ld after %s write\n", t->path, before, after,
+				       ok ? "valid" : "invalid");
+				wrong++;
+			}
+		}
+	}
+	return wrong;
+}
+
+int main(void)
+{
+	int status, wrong;
+	pid_t pid;
+
+	kt_plan(3);
+	/* A second writer hammers the request files at the same time. */
+	pid = fork();
+	if (pid == 0)
+		_exit(writer(0x5eed2, 0) ? 1 : 0);
+	wrong = writer(0x5eed1, 1);
+	kt_ok(wrong == 0, "%d random writes: only clean errors, tunables change only when valid (%d wrong)",
+	      ROUNDS, wrong);
+	waitpid(pid, &status, 0);
+	kt_ok(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+	      "a concurrent writer saw only clean errors too");
+	/* Restore defaults for the tests that follow. */
+	write_str(DIR "seed_depth", "10");
+	write_str(DIR "max_candidates", "32");
+	write_str("/sys/kernel/debug/defrag/order", "4");
+	kt_ok(read_ul(DIR "seed_depth") == 10 && read_ul(DIR "max_candidates") == 32,
+	      "tunables restored");
+	return kt_done();
+}
