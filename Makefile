@@ -1,12 +1,13 @@
 # kdefrag: the two commands (demo, check) and the development loop.
 # Everything big lives in $(KDEFRAG_CACHE) (default ~/.cache/kdefrag).
 
-.PHONY: demo check bench build tree export verify-series checkpatch clean help
+.PHONY: demo check bench stress build tree export verify-series checkpatch clean help
 
 help:
 	@echo "make demo           build, boot, fragment memory, coalesce, show /proc/buddyinfo"
 	@echo "make check          every test; ends with 'N passed, N failed'"
 	@echo "make bench          benchmarks: kdefrag against stock compaction, ratios"
+	@echo "make stress         debug kernel (lockdep, DEBUG_VM, ...) under a long stress (STRESS_SECONDS=600)"
 	@echo "make build          install packages, apply patches/, build the guest kernel"
 	@echo "make tree           developer kernel tree: base + one commit per patch"
 	@echo "make export         write the developer tree's commits back to patches/"
@@ -17,6 +18,9 @@ demo:
 
 bench:
 	@scripts/show.sh bench
+
+stress:
+	@scripts/stress.sh
 
 check:
 	@scripts/check.sh

@@ -231,6 +231,44 @@ long mem_free_kb(void)
 	return -1;
 }
 
+long settled_free_kb(void)
+{
+	static char buf[16384];
+
+	sleep(1);
+	read_str("/sys/kernel/debug/defrag/summary", buf, sizeof(buf));
+	return mem_free_kb();
+}
+
+long isolated_pageblocks(void)
+{
+	static char buf[16384];
+	long total = 0;
+	char *p, *end;
+
+	if (read_str("/proc/pagetypeinfo", buf, sizeof(buf)) < 0)
+		return -1;
+	p = strstr(buf, "Number of blocks type");
+	if (!p)
+		return -1;
+	/* Only this section: page_owner adds a "mixed blocks" one after it. */
+	end = strstr(p, "\n\n");
+	if (end)
+		*end = '\0';
+	while ((p = strstr(p, "\nNode"))) {
+		long v[8];
+		int n;
+
+		p++;
+		/* "Node N, zone NAME <count per type>": Isolate is the last column. */
+		n = sscanf(strchr(p, ',') + 1, " zone %*s %ld %ld %ld %ld %ld %ld %ld %ld",
+			   &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7]);
+		if (n >= 1)
+			total += v[n - 1];
+	}
+	return total;
+}
+
 static inline uint64_t mix(uint64_t x)
 {
 	x ^= x >> 33;

@@ -40,6 +40,13 @@ uint64_t virt_to_pfn(const void *addr);
 uint64_t kpageflags(uint64_t pfn);
 /* MemFree from /proc/meminfo, in kB. */
 long mem_free_kb(void);
+/*
+ * MemFree once deferred frees have landed and the per-CPU free lists are
+ * empty (reading kdefrag's debugfs summary drains them).
+ */
+long settled_free_kb(void);
+/* Pageblocks now MIGRATE_ISOLATE, from /proc/pagetypeinfo; -1 on error. */
+long isolated_pageblocks(void);
 
 /* Page contents: a pattern that depends on a seed and the page's index. */
 void fill_pages(void *p, size_t npages, uint64_t seed);

@@ -41,42 +41,6 @@ static double now(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-/* Sum of the "Isolate" column of /proc/pagetypeinfo's block counts. */
-static long isolated_blocks(void)
-{
-	static char buf[16384];
-	char *p = buf;
-	long total = 0;
-
-	if (read_str("/proc/pagetypeinfo", buf, sizeof(buf)) < 0)
-		return -1;
-	p = strstr(buf, "Number of blocks type");
-	while (p && (p = strstr(p, "\nNode"))) {
-		long v[8];
-		int n;
-
-		p++;
-		n = sscanf(strchr(p, ',') + 1, " zone %*s %ld %ld %ld %ld %ld %ld %ld %ld",
-			   &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7]);
-		if (n >= 1)
-			total += v[n - 1];	/* Isolate is the last column */
-	}
-	return total;
-}
-
-/*
- * MemFree with the per-CPU free lists emptied (reading the debugfs summary
- * drains them), after deferred frees have had time to land.
- */
-static long settled_free_kb(void)
-{
-	static char buf[16384];
-
-	sleep(1);
-	read_str("/sys/kernel/debug/defrag/summary", buf, sizeof(buf));
-	return mem_free_kb();
-}
-
 /* Rewrites and verifies random pages until @deadline; returns mismatches. */
 static long checker(double deadline, long *verified)
 {
@@ -216,7 +180,7 @@ int main(int argc, char **argv)
 	      (vmstat("defrag_success") - succ0) + (vmstat("defrag_fail") - fail0) &&
 	      vmstat("defrag_attempt") > att0,
 	      "every attempt ended as a success or a failure");
-	kt_ok(isolated_blocks() == 0, "no pageblock left isolated (%ld)", isolated_blocks());
+	kt_ok(isolated_pageblocks() == 0, "no pageblock left isolated (%ld)", isolated_pageblocks());
 	free1 = settled_free_kb();
 	kt_ok(free1 >= free0 - 16 * 1024, "MemFree came back: %ld kB before, %ld kB after", free0, free1);
 	return kt_done();
