@@ -94,7 +94,19 @@ long vmstat(const char *name)
 	return ret;
 }
 
+static long buddy_sum(int node, int order, bool pages);
+
 long buddy_blocks(int node, int order)
+{
+	return buddy_sum(node, order, false);
+}
+
+long buddy_pages(int node, int order)
+{
+	return buddy_sum(node, order, true);
+}
+
+static long buddy_sum(int node, int order, bool pages)
 {
 	char line[512];
 	long total = 0;
@@ -113,7 +125,7 @@ long buddy_blocks(int node, int order)
 		p += off;
 		while (sscanf(p, "%ld%n", &cnt, &off) == 1) {
 			if ((node < 0 || node == nid) && o >= order)
-				total += cnt;
+				total += pages ? cnt << o : cnt;
 			o++;
 			p += off;
 		}

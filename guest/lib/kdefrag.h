@@ -26,6 +26,8 @@ void kt_bail(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn
 long vmstat(const char *name);
 /* Free blocks of order >= @order in every zone of /proc/buddyinfo (node -1: all). */
 long buddy_blocks(int node, int order);
+/* Free pages in those blocks (a made block can merge: blocks may not grow). */
+long buddy_pages(int node, int order);
 /* Writes @s to @path; 0 or -errno (from write(2) or open(2)). */
 int write_str(const char *path, const char *s);
 /* Empties the ftrace ring buffer (/sys/kernel/tracing/trace). */
