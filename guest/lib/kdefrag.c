@@ -76,6 +76,16 @@ void kt_bail(const char *fmt, ...)
 	exit(1);
 }
 
+uint64_t rng = 1;
+
+uint64_t rnd(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return rng;
+}
+
 long vmstat(const char *name)
 {
 	char key[128];

@@ -22,6 +22,10 @@ int kt_done(void);
 /* Abort the whole program: one "not ok" plus the reason, exit 1. */
 void kt_bail(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 
+/* xorshift64: reproducible pseudo-random numbers; seed by assigning rng (non-zero). */
+extern uint64_t rng;
+uint64_t rnd(void);
+
 /* Reads a counter from /proc/vmstat; -1 if absent. */
 long vmstat(const char *name);
 /* Free blocks of order >= @order in every zone of /proc/buddyinfo (node -1: all). */

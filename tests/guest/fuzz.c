@@ -38,15 +38,6 @@ static const struct target {
 };
 #define NTARGETS (sizeof(targets) / sizeof(targets[0]))
 
-static uint64_t rng;
-
-static uint64_t rnd(void)
-{
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
-}
 
 /*
  * One token as the kernel's kstrtoul(s, 0) reads it: an optional '+',

@@ -23,15 +23,6 @@
 #define REGION_PAGES 2048
 #define NREGIONS 5
 
-static uint64_t rng;
-
-static uint64_t rnd(void)
-{
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
-}
 
 static double now(void)
 {
