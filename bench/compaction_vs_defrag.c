@@ -3,8 +3,13 @@
  * Work per order-4 block: stock direct compaction against kdefrag, in the
  * same boot, on the same kind of fragmented memory.
  *
- * Compaction: fragment anon memory (half its pages released at random),
- * then fault 64 kB mTHP folios with THP defrag=always, so that every
+ * Workloads (argv[2], see fragment() in guest/lib): anon-runs, anon memory
+ * with kept and released runs of 1..64 pages, holes of many sizes as on a
+ * system where objects of many sizes have come and gone; anon-pages, half
+ * the pages released one by one, the worst case for choosing ranges, since
+ * every aligned range then costs about the same.
+ *
+ * Compaction: fragment memory, then fault 64 kB mTHP folios with THP defrag=always, so that every
  * order-4 allocation that finds no free block enters direct compaction.
  * Blocks = mTHP faults that got an order-4 folio, less the free order-4
  * blocks there were before; migrated = pgmigrate_success; scanned =
@@ -39,6 +44,7 @@ static long read_long(const char *path)
 int main(int argc, char **argv)
 {
 	long want = argc > 1 ? atol(argv[1]) : 256;
+	int kind = frag_kind_parse(argc > 2 ? argv[2] : "anon-runs");
 	long f0, mig0, ms0, fs0, blocks, c_mig, c_scan;
 	long d_mig0, d_scan0, made, d_mig, d_scan, avail;
 	size_t len;
@@ -46,12 +52,15 @@ int main(int argc, char **argv)
 	struct frag f;
 	char *p;
 
+	if (kind != FRAG_ANON_PAGES && kind != FRAG_ANON_RUNS)
+		kt_bail("workload must be anon-pages or anon-runs");
+	printf("workload: %s\n", frag_kind_name(kind));
 	write_str(MTHP "enabled", "never");
 	write_str(MTHP "defrag", "always");
 	write_str(MTHP "hugepages-64kB/enabled", "always");
 
 	/* Compaction. */
-	if (fragment_anon(&f, 48 * 1024, 0xbe4c1))
+	if (fragment(&f, kind, 48 * 1024, 0xbe4c1))
 		kt_bail("cannot fragment memory");
 	/*
 	 * Free blocks of order >= 4 that exist already, in order-4 units:
@@ -82,7 +91,7 @@ int main(int argc, char **argv)
 		kt_bail("direct compaction produced no order-4 block");
 
 	/* kdefrag, asked for as many blocks. */
-	if (fragment_anon(&f, 48 * 1024, 0xbe4c2))
+	if (fragment(&f, kind, 48 * 1024, 0xbe4c2))
 		kt_bail("cannot fragment memory");
 	d_mig0 = vmstat("defrag_migrated");
 	d_scan0 = vmstat("defrag_scanned");

@@ -24,9 +24,12 @@ initrd=$("$KDEFRAG_ROOT/scripts/initramfs.sh")
 run=$KDEFRAG_OUT/runs/$plan
 mkdir -p "$run"
 rm -f "$run"/console.log "$run"/results.ktap
-# A fresh ext4 disk per boot: page cache and writeback on a real block device.
-truncate -s 0 "$run/disk.img" && truncate -s 256M "$run/disk.img"
+# A fresh ext4 disk per boot (/dev/vda, sparse, big enough to fill the
+# guest's memory with page cache), and a raw disk whose writes QEMU
+# throttles (/dev/vdb), so that pages stay under writeback for seconds.
+truncate -s 0 "$run/disk.img" && truncate -s 1536M "$run/disk.img"
 mkfs.ext4 -q -F "$run/disk.img"
+truncate -s 0 "$run/slow.img" && truncate -s 64M "$run/slow.img"
 
 # KVM hangs on these machines; TCG unless explicitly asked for and working.
 accel=tcg,thread=multi
@@ -47,7 +50,10 @@ timeout --kill-after=10 "$timeout" qemu-system-x86_64 \
 	-accel "$accel" -cpu max -smp 2 -m "$mem" \
 	-nodefaults -display none -no-reboot \
 	-kernel "$kernel" -initrd "$initrd" -append "$cmdline" \
-	-drive file="$run/disk.img",if=virtio,format=raw \
+	-drive file="$run/disk.img",if=none,id=disk,format=raw \
+	-device virtio-blk-pci,drive=disk,addr=0x4 \
+	-drive file="$run/slow.img",if=none,id=slow,format=raw,throttling.bps-write=262144 \
+	-device virtio-blk-pci,drive=slow,addr=0x5 \
 	-serial file:"$run/console.log" -serial file:"$run/results.ktap" \
 	</dev/null >"$run/qemu.log" 2>&1
 rc=$?

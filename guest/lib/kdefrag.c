@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 static int kt_n, kt_failed;
@@ -328,46 +329,229 @@ size_t check_pages(const void *p, size_t npages, uint64_t seed)
 	return bad;
 }
 
-/*
- * Half of the pages, chosen at random (reproducibly from the seed), are
- * released: mostly single-page holes, with some small free blocks.
- */
-static bool frag_released(uint64_t seed, size_t i)
+static const char *const frag_names[FRAG_NR_KINDS] = {
+	[FRAG_ANON_PAGES] = "anon-pages",
+	[FRAG_ANON_RUNS] = "anon-runs",
+	[FRAG_TMPFS] = "tmpfs",
+	[FRAG_EXT4] = "ext4",
+	[FRAG_MIX] = "mix",
+};
+
+const char *frag_kind_name(enum frag_kind kind)
 {
-	return mix(seed ^ (i * 0x9e3779b97f4a7c15ULL)) & 1;
+	return frag_names[kind];
 }
 
-int fragment_anon(struct frag *f, long leave_kb, uint64_t seed)
+int frag_kind_parse(const char *name)
+{
+	for (int k = 0; k < FRAG_NR_KINDS; k++)
+		if (!strcmp(name, frag_names[k]))
+			return k;
+	return -1;
+}
+
+/*
+ * Which pages to release, reproducibly from the seed: one coin per page
+ * (mostly single-page holes), or alternating kept and released runs of
+ * 1..64 pages with log-uniform lengths, as when objects of many sizes
+ * (files, buffers, processes) come and go on a long-running system.
+ */
+static void frag_mark(struct frag *f)
+{
+	uint64_t s = f->seed;
+	bool rel = mix(s) & 1;
+	size_t i = 0;
+
+	if (f->kind == FRAG_ANON_PAGES) {
+		for (i = 0; i < f->npages; i++)
+			f->released[i] = mix(f->seed ^ (i * 0x9e3779b97f4a7c15ULL)) & 1;
+		return;
+	}
+	while (i < f->npages) {
+		size_t len;
+
+		s = mix(s + 0x9e3779b97f4a7c15ULL);
+		len = 1 + (s >> 8) % (1UL << (s % 7));
+		while (len-- && i < f->npages)
+			f->released[i++] = rel;
+		rel = !rel;
+	}
+}
+
+/* Calls @fn on each run [first, first + n) of released pages. */
+static void frag_for_released(struct frag *f, void (*fn)(struct frag *, size_t, size_t))
+{
+	for (size_t i = 0; i < f->npages;) {
+		size_t j = i;
+
+		while (j < f->npages && f->released[j] == f->released[i])
+			j++;
+		if (f->released[i])
+			fn(f, i, j - i);
+		i = j;
+	}
+}
+
+static void release_anon(struct frag *f, size_t first, size_t n)
+{
+	madvise(f->base + first * PAGE_SIZE, n * PAGE_SIZE, MADV_DONTNEED);
+}
+
+static void release_tmpfs(struct frag *f, size_t first, size_t n)
+{
+	fallocate(f->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+		  first * PAGE_SIZE, n * PAGE_SIZE);
+}
+
+/* Clean page cache leaves memory, not the file: it reads back from disk. */
+static void release_cache(struct frag *f, size_t first, size_t n)
+{
+	posix_fadvise(f->fd, first * PAGE_SIZE, n * PAGE_SIZE, POSIX_FADV_DONTNEED);
+}
+
+/* Pipe pages are plain unmovable kernel allocations that userspace holds. */
+#define FRAG_PIPES 1024
+#define FRAG_PIPE_PAGES 16	/* a pipe's default capacity */
+#define FRAG_PIPE_EVERY 16	/* one pipe page after this many anon pages */
+
+static int frag_pipe_page(struct frag *f)
+{
+	size_t k = f->pipe_pages;
+	char page[PAGE_SIZE];
+
+	if (k >= (size_t)FRAG_PIPES * FRAG_PIPE_PAGES)
+		return 0;
+	fill_pages(page, 1, f->seed + 0x50000000 + k);
+	if (write(f->pipes[k % FRAG_PIPES][1], page, PAGE_SIZE) != PAGE_SIZE)
+		return -1;
+	f->pipe_pages++;
+	return 0;
+}
+
+static int frag_file(struct frag *f, const char *path, size_t len)
+{
+	f->fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	if (f->fd < 0)
+		return -1;
+	snprintf(f->path, sizeof(f->path), "%s", path);
+	if (f->kind == FRAG_TMPFS) {
+		if (ftruncate(f->fd, len))
+			return -1;
+		f->base = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, f->fd, 0);
+		if (f->base == MAP_FAILED) {
+			f->base = NULL;
+			return -1;
+		}
+		fill_pages(f->base, f->npages, f->seed);
+		return 0;
+	}
+	/* ext4: written, on disk, and only in the page cache (not mapped). */
+	for (size_t i = 0; i < f->npages; i += 64) {
+		static char buf[64 * PAGE_SIZE];
+		size_t n = f->npages - i < 64 ? f->npages - i : 64;
+
+		fill_pages(buf, n, f->seed + i);
+		if (pwrite(f->fd, buf, n * PAGE_SIZE, i * PAGE_SIZE) != (ssize_t)(n * PAGE_SIZE))
+			return -1;
+	}
+	return fsync(f->fd);
+}
+
+static int do_fragment(struct frag *f, enum frag_kind kind, long leave_kb, uint64_t seed)
 {
 	long free_kb = mem_free_kb();
 	size_t len;
 
+	memset(f, 0, sizeof(*f));
+	f->kind = kind;
+	f->seed = seed;
+	f->fd = -1;
 	if (free_kb < 0 || free_kb <= leave_kb)
 		return -1;
 	len = (size_t)(free_kb - leave_kb) * 1024 / PAGE_SIZE * PAGE_SIZE;
-	f->base = mmap(NULL, len, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (f->base == MAP_FAILED)
+	if (kind == FRAG_MIX)	/* room for the pipe pages */
+		len -= len / (FRAG_PIPE_EVERY + 1) / PAGE_SIZE * PAGE_SIZE;
+	f->npages = len / PAGE_SIZE;
+	f->released = calloc(f->npages, 1);
+	if (!f->released)
 		return -1;
+	frag_mark(f);
+
+	switch (kind) {
+	case FRAG_TMPFS:
+		if (frag_file(f, "/mnt/tmpfs/frag", len))
+			return -1;
+		frag_for_released(f, release_tmpfs);
+		return 0;
+	case FRAG_EXT4:
+		if (frag_file(f, "/mnt/disk/frag", len))
+			return -1;
+		frag_for_released(f, release_cache);
+		return 0;
+	default:
+		break;
+	}
+	f->base = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (f->base == MAP_FAILED) {
+		f->base = NULL;
+		return -1;
+	}
 	/* Order-0 pages only: THP would hand us pre-coalesced blocks. */
 	madvise(f->base, len, MADV_NOHUGEPAGE);
-	f->npages = len / PAGE_SIZE;
-	f->seed = seed;
-	fill_pages(f->base, f->npages, seed);
-	for (size_t i = 0; i < f->npages; i++)
-		if (frag_released(seed, i))
-			madvise(f->base + i * PAGE_SIZE, PAGE_SIZE, MADV_DONTNEED);
+	if (kind == FRAG_MIX) {
+		struct rlimit rl = { 4 * FRAG_PIPES, 4 * FRAG_PIPES };
+
+		f->pipes = calloc(FRAG_PIPES, sizeof(*f->pipes));
+		if (!f->pipes || setrlimit(RLIMIT_NOFILE, &rl))
+			return -1;
+		for (f->npipes = 0; f->npipes < FRAG_PIPES; f->npipes++)
+			if (pipe(f->pipes[f->npipes]))
+				return -1;
+	}
+	/* Page by page, so that pipe pages are allocated among the anon ones. */
+	for (size_t i = 0; i < f->npages; i++) {
+		fill_pages(f->base + i * PAGE_SIZE, 1, seed + i);
+		if (kind == FRAG_MIX && i % FRAG_PIPE_EVERY == FRAG_PIPE_EVERY - 1 &&
+		    frag_pipe_page(f))
+			return -1;
+	}
+	frag_for_released(f, release_anon);
 	return 0;
+}
+
+int fragment(struct frag *f, enum frag_kind kind, long leave_kb, uint64_t seed)
+{
+	int saved, ret = do_fragment(f, kind, leave_kb, seed);
+
+	/* Leave nothing behind (a file in tmpfs would pin memory for good). */
+	if (ret) {
+		saved = errno;
+		frag_release(f);
+		errno = saved;
+	}
+	return ret;
+}
+
+int fragment_anon(struct frag *f, long leave_kb, uint64_t seed)
+{
+	return fragment(f, FRAG_ANON_PAGES, leave_kb, seed);
 }
 
 size_t frag_check(const struct frag *f)
 {
+	static char buf[PAGE_SIZE];
 	size_t bad = 0;
 
 	for (size_t i = 0; i < f->npages; i++) {
 		const char *pg = f->base + i * PAGE_SIZE;
 
-		if (frag_released(f->seed, i)) {
+		if (f->kind == FRAG_EXT4) {
+			/* Cached or re-read from disk, every page has its pattern. */
+			if (pread(f->fd, buf, PAGE_SIZE, i * PAGE_SIZE) != PAGE_SIZE)
+				bad++;
+			else
+				bad += check_pages(buf, 1, f->seed + i);
+		} else if (f->released[i]) {
 			/* Released: must read back as zero (and is faulted in again). */
 			for (size_t j = 0; j < PAGE_SIZE; j += 512)
 				if (pg[j]) {
@@ -378,11 +562,41 @@ size_t frag_check(const struct frag *f)
 			bad += check_pages(pg, 1, f->seed + i);
 		}
 	}
+	/* Pipe pages come out in the order they went in, per pipe. */
+	for (size_t k = 0; k < f->pipe_pages; k++) {
+		size_t p = k % FRAG_PIPES;
+
+		if (read(f->pipes[p][0], buf, PAGE_SIZE) != PAGE_SIZE)
+			bad++;
+		else
+			bad += check_pages(buf, 1, f->seed + 0x50000000 + k);
+	}
 	return bad;
+}
+
+size_t frag_used_pages(const struct frag *f)
+{
+	size_t used = f->pipe_pages;
+
+	for (size_t i = 0; i < f->npages; i++)
+		used += !f->released[i];
+	return used;
 }
 
 void frag_release(struct frag *f)
 {
-	munmap(f->base, f->npages * PAGE_SIZE);
-	f->base = NULL;
+	if (f->base)
+		munmap(f->base, f->npages * PAGE_SIZE);
+	if (f->fd >= 0) {
+		close(f->fd);
+		unlink(f->path);
+	}
+	for (size_t p = 0; p < f->npipes; p++) {
+		close(f->pipes[p][0]);
+		close(f->pipes[p][1]);
+	}
+	free(f->pipes);
+	free(f->released);
+	memset(f, 0, sizeof(*f));
+	f->fd = -1;
 }

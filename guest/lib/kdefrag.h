@@ -60,20 +60,48 @@ void fill_pages(void *p, size_t npages, uint64_t seed);
 size_t check_pages(const void *p, size_t npages, uint64_t seed);
 
 /*
- * Fragment physical memory: map anon memory until @leave_kb of MemFree is
- * left, fill it, then release half of its pages at random, so that most
- * free memory is single-page holes between used pages. Returns 0 or -1;
- * the kept pages keep fill_pages(seed) contents (released pages are
- * MADV_DONTNEED'd: they read back as zero).
+ * Fragment physical memory: fill all but @leave_kb of MemFree with one kind
+ * of memory, each page with fill_pages(seed + index) contents, then release
+ * half of it, so that free memory is holes between used pages:
+ *  - anon-pages: anon, each page released or not at random (mostly
+ *    single-page holes: every aligned range costs about the same);
+ *  - anon-runs: anon, alternating kept and released runs of 1..64 pages
+ *    (holes of many sizes, as objects of many sizes come and go);
+ *  - tmpfs: a shared tmpfs file mapping, runs punched out of the file;
+ *  - ext4: a clean ext4 file in the page cache, runs dropped from the
+ *    cache with POSIX_FADV_DONTNEED (the file stays whole on disk);
+ *  - mix: anon runs with one pipe page (an unmovable kernel allocation)
+ *    allocated after every 16 anon pages.
+ * Returns 0 or -1 (call frag_release() either way).
  */
+enum frag_kind {
+	FRAG_ANON_PAGES,
+	FRAG_ANON_RUNS,
+	FRAG_TMPFS,
+	FRAG_EXT4,
+	FRAG_MIX,
+	FRAG_NR_KINDS
+};
+
 struct frag {
-	char *base;
+	enum frag_kind kind;
+	char *base;		/* the mapping (anon, tmpfs) */
 	size_t npages;
 	uint64_t seed;
+	uint8_t *released;	/* per page: released by the fragmenter */
+	int fd;			/* tmpfs, ext4 */
+	char path[64];
+	int (*pipes)[2];	/* mix */
+	size_t npipes, pipe_pages;
 };
+int fragment(struct frag *f, enum frag_kind kind, long leave_kb, uint64_t seed);
 int fragment_anon(struct frag *f, long leave_kb, uint64_t seed);
+const char *frag_kind_name(enum frag_kind kind);
+int frag_kind_parse(const char *name);
 /* Pages of @f whose contents are wrong (released pages must be zero). */
 size_t frag_check(const struct frag *f);
+/* Pages the workload still holds. */
+size_t frag_used_pages(const struct frag *f);
 void frag_release(struct frag *f);
 
 #endif

@@ -1,12 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * /sys/kernel/mm/defrag/coalesce on fragmented anon memory: for each order,
- * a request makes free blocks of at least that order (buddyinfo, debugfs
- * and the counters agree), migrates no more pages than the chosen ranges
- * cost, and every page of the fragmenting workload keeps its contents.
+ * /sys/kernel/mm/defrag/coalesce on memory fragmented by one workload
+ * (argv[1]: anon-pages, anon-runs, tmpfs, ext4 or mix; see fragment()):
+ * for each order, a request makes free blocks of at least that order
+ * (buddyinfo, debugfs and the counters agree), migrates no more pages than
+ * the chosen ranges cost, and every page of the workload keeps its
+ * contents. With mix, the pipe pages among the anon ones must show up as
+ * ranges that cannot be emptied.
  */
 #include "kdefrag.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,8 +18,8 @@
 #define COALESCE "/sys/kernel/mm/defrag/coalesce"
 #define TRACING "/sys/kernel/tracing"
 
-/* Sum of "free_blocks N" lines of debugfs summary for @order. */
-static long debugfs_free_blocks(int order)
+/* Sum of the values after @key in the debugfs summary for @order. */
+static long debugfs_sum(int order, const char *key)
 {
 	char buf[16384], num[8], *p;
 	long total = 0;
@@ -25,8 +29,8 @@ static long debugfs_free_blocks(int order)
 		return -1;
 	if (read_str("/sys/kernel/debug/defrag/summary", buf, sizeof(buf)) < 0)
 		return -1;
-	for (p = buf; (p = strstr(p, "free_blocks ")); p++)
-		total += strtol(p + strlen("free_blocks "), NULL, 10);
+	for (p = buf; (p = strstr(p, key)); p++)
+		total += strtol(p + strlen(key), NULL, 10);
 	return total;
 }
 
@@ -117,7 +121,7 @@ static void test_order(int order)
 	      "order %d: buddyinfo has %ld more free pages in blocks of order >= %d (made %ld)",
 	      order, pages1 - pages0, order, made);
 	/* Read back to back; a page or two may come and go in between. */
-	dbg = debugfs_free_blocks(order);
+	dbg = debugfs_sum(order, "free_blocks ");
 	blocks1 = buddy_blocks(-1, order);
 	kt_ok(labs(dbg - blocks1) <= 2 + blocks1 / 100,
 	      "order %d: debugfs free_blocks %ld agrees with buddyinfo %ld", order, dbg, blocks1);
@@ -127,24 +131,41 @@ static void test_order(int order)
 	      order, nev, traced_mig, mig1 - mig0);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	static const int orders[] = { 1, 2, 3, 4, 6, 9, 10 };
 	int n = sizeof(orders) / sizeof(orders[0]);
+	int kind = frag_kind_parse(argc > 1 ? argv[1] : "anon-pages");
+	long kernel0 = 0, kernel1;
 	struct frag f;
 	size_t bad;
 
-	kt_plan(n * 5 + 1);
+	if (kind < 0)
+		kt_bail("unknown workload %s", argv[1]);
+	kt_plan(n * 5 + 1 + (kind == FRAG_MIX));
 	if (write_str(TRACING "/events/defrag/enable", "1"))
 		kt_bail("cannot enable defrag tracepoints");
 	write_str(TRACING "/buffer_size_kb", "4096");
-	if (fragment_anon(&f, 48 * 1024, 0xc0a1e5ce))
-		kt_bail("cannot fragment memory");
-	kt_diag("fragmented %zu pages; MemFree %ld kB", f.npages, mem_free_kb());
+	if (kind == FRAG_MIX)
+		kernel0 = debugfs_sum(4, " kernel:");
+	/* The pipe pages' kernel overhead needs more headroom above min watermarks. */
+	if (fragment(&f, kind, (kind == FRAG_MIX ? 96 : 48) * 1024, 0xc0a1e5ce))
+		kt_bail("cannot fragment memory with %s: %s", frag_kind_name(kind), strerror(errno));
+	kt_diag("%s: %zu pages, %zu in use, %zu pipe pages; MemFree %ld kB",
+		frag_kind_name(kind), f.npages, frag_used_pages(&f), f.pipe_pages,
+		mem_free_kb());
+	if (kind == FRAG_MIX) {
+		/* Each pipe page makes the order-4 range around it infeasible. */
+		kernel1 = debugfs_sum(4, " kernel:");
+		kt_ok(kernel1 - kernel0 >= (long)f.pipe_pages / 16,
+		      "mix: order-4 ranges infeasible for kernel pages grew %ld -> %ld (%zu pipe pages)",
+		      kernel0, kernel1, f.pipe_pages);
+	}
 	for (int i = 0; i < n; i++)
 		test_order(orders[i]);
 	bad = frag_check(&f);
-	kt_ok(bad == 0, "contents of all %zu pages intact after coalescing (%zu bad)", f.npages, bad);
+	kt_ok(bad == 0, "%s: contents of all %zu pages intact after coalescing (%zu bad)",
+	      frag_kind_name(kind), f.npages + f.pipe_pages, bad);
 	write_str(TRACING "/events/defrag/enable", "0");
 	frag_release(&f);
 	return kt_done();

@@ -1,0 +1,171 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Pages under writeback are never moved. The harness gives the guest a
+ * second disk (/dev/vdb) whose writes QEMU throttles, so page cache pages
+ * written to it stay under writeback for seconds:
+ *  - debugfs counts ranges holding them as infeasible ("writeback");
+ *  - evacuate on a range holding one fails with EBUSY, reason writeback,
+ *    and the page keeps its pfn and contents;
+ *  - once writeback has finished, the same range can be evacuated, so the
+ *    refusal was for the writeback and nothing else.
+ * A sample whose writeback ended before the request returned proves
+ * nothing and is not counted; at least one must be conclusive.
+ */
+#include "kdefrag.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#define DISK "/dev/vdb"
+#define EVACUATE "/sys/kernel/mm/defrag/evacuate"
+#define LEN (8UL << 20)		/* 32 s of writeback at the throttled rate */
+#define SAMPLES 8
+
+#define KPF_LRU		5
+#define KPF_BUDDY	10
+#define KPF_WRITEBACK	8
+
+static bool under_writeback(uint64_t pfn)
+{
+	uint64_t fl = kpageflags(pfn);
+
+	return fl != ~0ULL && (fl & (1ULL << KPF_WRITEBACK));
+}
+
+/* Evacuate the order-4 range around @pfn; 0 or -errno, reason into @why. */
+static int evacuate16(uint64_t pfn, char *why, size_t len)
+{
+	char req[64], last[256], *r;
+	int ret;
+
+	snprintf(req, sizeof(req), "%llu 16", (unsigned long long)(pfn & ~15ULL));
+	ret = write_str(EVACUATE, req);
+	why[0] = '\0';
+	if (read_str(EVACUATE, last, sizeof(last)) > 0 && (r = strstr(last, "reason="))) {
+		r += strlen("reason=");
+		r[strcspn(r, " \n")] = '\0';
+		snprintf(why, len, "%s", r);
+	}
+	return ret;
+}
+
+/* Every page of the range is free or LRU: nothing but writeback can stop it. */
+static bool range_movable(uint64_t pfn)
+{
+	for (uint64_t p = pfn & ~15ULL; p < (pfn & ~15ULL) + 16; p++) {
+		uint64_t fl = kpageflags(p);
+
+		if (fl == ~0ULL || !(fl & ((1ULL << KPF_LRU) | (1ULL << KPF_BUDDY))))
+			return false;
+	}
+	return true;
+}
+
+int main(void)
+{
+	size_t npages = LEN / PAGE_SIZE, nwb = 0, conclusive = 0, moved_after = 0;
+	uint64_t wb_pfn[SAMPLES];
+	size_t wb_idx[SAMPLES];
+	char *buf, *map, why[32], sum[16384];
+	long infeasible = 0;
+	int fd, ret;
+
+	kt_plan(5);
+	fd = open(DISK, O_RDWR);
+	if (fd < 0)
+		kt_bail("no throttled disk %s: %s", DISK, strerror(errno));
+	buf = malloc(LEN);
+	fill_pages(buf, npages, 0x3b);
+	if (pwrite(fd, buf, LEN, 0) != (ssize_t)LEN)
+		kt_bail("cannot write %s", DISK);
+	/* The page cache pages, mapped so that pagemap tells their pfns. */
+	map = mmap(NULL, LEN, PROT_READ, MAP_SHARED, fd, 0);
+	if (map == MAP_FAILED)
+		kt_bail("cannot map %s", DISK);
+	for (size_t i = 0; i < npages; i++)
+		(void)*(volatile char *)(map + i * PAGE_SIZE);
+	/* Start writeback of all of it; the throttled disk keeps it in flight. */
+	if (sync_file_range(fd, 0, LEN, SYNC_FILE_RANGE_WRITE))
+		kt_bail("sync_file_range: %s", strerror(errno));
+
+	for (size_t i = 0; i < npages && nwb < SAMPLES; i += npages / 64) {
+		uint64_t pfn = virt_to_pfn(map + i * PAGE_SIZE);
+
+		/* Ranges where writeback is the only thing that could stop a move. */
+		if (pfn && under_writeback(pfn) && range_movable(pfn)) {
+			wb_pfn[nwb] = pfn;
+			wb_idx[nwb++] = i;
+		}
+	}
+	kt_diag("%zu sampled pages under writeback", nwb);
+	if (!nwb)
+		kt_bail("no page under writeback: is %s throttled?", DISK);
+
+	if (write_str("/sys/kernel/debug/defrag/order", "4") == 0 &&
+	    read_str("/sys/kernel/debug/defrag/summary", sum, sizeof(sum)) > 0) {
+		for (char *p = sum; (p = strstr(p, " writeback:")); p++)
+			infeasible += strtol(p + strlen(" writeback:"), NULL, 10);
+	}
+	kt_ok(infeasible >= 1 && under_writeback(wb_pfn[0]),
+	      "debugfs counts %ld order-4 ranges infeasible for writeback", infeasible);
+
+	{
+		size_t ebusy = 0, wrong = 0;
+
+		for (size_t s = 0; s < nwb; s++) {
+			ret = evacuate16(wb_pfn[s], why, sizeof(why));
+			/* Only a page still under writeback afterwards proves anything. */
+			if (!under_writeback(wb_pfn[s]))
+				continue;
+			conclusive++;
+			if (ret == -EBUSY && !strcmp(why, "writeback") &&
+			    virt_to_pfn(map + wb_idx[s] * PAGE_SIZE) == wb_pfn[s])
+				ebusy++;
+			else {
+				wrong++;
+				kt_diag("pfn 0x%llx: %s, reason %s, pfn now 0x%llx",
+					(unsigned long long)wb_pfn[s], strerror(-ret), why,
+					(unsigned long long)virt_to_pfn(map + wb_idx[s] * PAGE_SIZE));
+			}
+		}
+		kt_ok(conclusive >= 1 && ebusy == conclusive,
+		      "evacuate refused %zu of %zu ranges with a page under writeback (EBUSY, reason writeback, pfn kept)",
+		      ebusy, conclusive);
+	}
+
+	kt_ok(check_pages(map, npages, 0x3b) == 0,
+	      "contents of the %zu written pages intact while under writeback", npages);
+
+	/* Wait for the disk; then the refusal must go away with the writeback. */
+	if (fsync(fd))
+		kt_bail("fsync: %s", strerror(errno));
+	{
+		size_t tried = 0;
+
+		for (size_t s = 0; s < nwb; s++) {
+			if (!range_movable(wb_pfn[s]))
+				continue;
+			tried++;
+			ret = evacuate16(wb_pfn[s], why, sizeof(why));
+			if (!ret && virt_to_pfn(map + wb_idx[s] * PAGE_SIZE) != wb_pfn[s])
+				moved_after++;
+			else
+				kt_diag("after writeback pfn 0x%llx: %s, reason %s",
+					(unsigned long long)wb_pfn[s], strerror(-ret), why);
+		}
+		kt_ok(tried >= 1 && moved_after == tried,
+		      "after writeback, %zu of %zu such ranges evacuated (pages moved)",
+		      moved_after, tried);
+	}
+	kt_ok(check_pages(map, npages, 0x3b) == 0,
+	      "contents of the %zu pages intact after being moved", npages);
+	munmap(map, LEN);
+	close(fd);
+	free(buf);
+	return kt_done();
+}
