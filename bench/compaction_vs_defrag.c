@@ -9,17 +9,24 @@
  * the pages released one by one, the worst case for choosing ranges, since
  * every aligned range then costs about the same.
  *
- * Compaction: fragment memory, then fault 64 kB mTHP folios with THP defrag=always, so that every
- * order-4 allocation that finds no free block enters direct compaction.
- * Blocks = mTHP faults that got an order-4 folio, less the free order-4
- * blocks there were before; migrated = pgmigrate_success; scanned =
- * migrate + free scanner counts of direct compaction and of kcompactd,
- * which kswapd wakes for the same requests.
+ * Both sides start the same way: fragment, then fault 64 kB mTHP folios
+ * until the free order >= 4 blocks that already exist are used up, so that
+ * each side has to make blocks where none are left.
  *
- * kdefrag: release everything, fragment again the same way, and ask
- * /sys/kernel/mm/defrag/coalesce for the same number of order-4 blocks.
- * Blocks = made; migrated = defrag_migrated; scanned = defrag_scanned
- * (candidate scoring plus the migration isolation walk).
+ * Compaction: the faults run with THP defrag=always and proactive
+ * compaction off, and continue until direct compaction has run argv[1]
+ * times (or 16 faults per run did not get there): every order-4 fault
+ * that finds no free block enters direct compaction. Blocks =
+ * compact_success (a direct compaction that ended with the folio);
+ * migrated = pgmigrate_success; scanned = compaction's migrate + free
+ * scanner counts (direct and kcompactd). Failed compactions count as
+ * work, as they cost the faulting task as much.
+ *
+ * kdefrag: the faults run with defrag=never (no compaction), then
+ * /sys/kernel/mm/defrag/coalesce is asked for as many order-4 blocks as
+ * compaction made (half per zone). Blocks = made; migrated =
+ * defrag_migrated; scanned = defrag_scanned (candidate scoring, one step
+ * per page or free block, plus the migration isolation walk).
  *
  * Prints both, and the ratios kdefrag/compaction. Not a timed test: the
  * counters are exact whatever else the host is doing.
@@ -32,88 +39,143 @@
 #include <sys/mman.h>
 
 #define MTHP "/sys/kernel/mm/transparent_hugepage/"
-#define FAULTS MTHP "hugepages-64kB/stats/anon_fault_alloc"
+#define BLOCK (16 * PAGE_SIZE)
 
-static long read_long(const char *path)
+struct work {
+	long blocks, migrated, scanned;
+};
+
+static long compaction_scanned(void)
 {
-	char buf[64];
+	return vmstat("compact_migrate_scanned") + vmstat("compact_daemon_migrate_scanned") +
+	       vmstat("compact_free_scanned") + vmstat("compact_daemon_free_scanned");
+}
 
-	return read_str(path, buf, sizeof(buf)) > 0 ? strtol(buf, NULL, 10) : -1;
+/* Free blocks of order >= 4, in order-4 units. */
+static long free_order4_units(void)
+{
+	long units = 0;
+
+	for (int o = 4; o < MAX_ORDER_NR; o++)
+		units += (buddy_blocks(-1, o) - buddy_blocks(-1, o + 1)) << (o - 4);
+	return units;
+}
+
+static char *mthp_map;
+static size_t mthp_len;
+
+/*
+ * Fault mTHP-sized, aligned pieces of a fresh mapping (kept until
+ * unfault()): @n of them, then, with @stalls, more until direct
+ * compaction has run that many times or 16 faults per stall were made.
+ */
+static void fault_mthp(long n, long stalls)
+{
+	long max = n + 16 * stalls, stall0 = vmstat("compact_stall");
+	char *p;
+
+	mthp_len = (max + 1) * BLOCK;
+	mthp_map = mmap(NULL, mthp_len, PROT_READ | PROT_WRITE,
+			MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (mthp_map == MAP_FAILED)
+		kt_bail("cannot map %ld blocks", max);
+	p = (char *)(((unsigned long)mthp_map + BLOCK - 1) & ~(BLOCK - 1));
+	madvise(p, max * BLOCK, MADV_HUGEPAGE);
+	for (long i = 0; i < max; i++) {
+		if (i >= n && vmstat("compact_stall") - stall0 >= stalls)
+			break;
+		p[i * BLOCK] = 1;
+	}
+}
+
+static void unfault(void)
+{
+	munmap(mthp_map, mthp_len);
+}
+
+static void compaction(int kind, long want, struct work *w)
+{
+	long mig0, scan0, succ0, avail;
+	struct frag f;
+
+	if (fragment(&f, kind, 48 * 1024, 0xbe4c1))
+		kt_bail("cannot fragment memory");
+	write_str(MTHP "defrag", "always");
+	settled_free_kb();	/* pcp pages back in the buddy lists */
+	avail = free_order4_units();
+	mig0 = vmstat("pgmigrate_success");
+	scan0 = compaction_scanned();
+	succ0 = vmstat("compact_success");
+	fault_mthp(avail, want);
+	w->blocks = vmstat("compact_success") - succ0;
+	w->migrated = vmstat("pgmigrate_success") - mig0;
+	w->scanned = compaction_scanned() - scan0;
+	printf("compaction: %ld free order-4 units before, used up, then faults until %ld direct compactions: %ld compact_success, %ld pages migrated, %ld scanned\n",
+	       avail, want, w->blocks, w->migrated, w->scanned);
+	if (frag_check(&f))
+		kt_bail("the workload's pages were corrupted");
+	unfault();
+	frag_release(&f);
+}
+
+static void kdefrag(int kind, long want, struct work *w)
+{
+	long mig0, scan0, avail;
+	char last[256], req[64], *m;
+	struct frag f;
+
+	if (fragment(&f, kind, 48 * 1024, 0xbe4c2))
+		kt_bail("cannot fragment memory");
+	write_str(MTHP "defrag", "never");
+	settled_free_kb();
+	avail = free_order4_units();
+	fault_mthp(avail, 0);
+	mig0 = vmstat("defrag_migrated");
+	scan0 = vmstat("defrag_scanned");
+	snprintf(req, sizeof(req), "4 %ld", (want + 1) / 2);
+	write_str("/sys/kernel/mm/defrag/coalesce", req);
+	read_str("/sys/kernel/mm/defrag/coalesce", last, sizeof(last));
+	m = strstr(last, "made=");
+	w->blocks = m ? strtol(m + 5, NULL, 10) : 0;
+	w->migrated = vmstat("defrag_migrated") - mig0;
+	w->scanned = vmstat("defrag_scanned") - scan0;
+	printf("kdefrag:    %ld free order-4 units before, used up; asked for %s per zone: %ld made, %ld pages migrated, %ld scanned\n",
+	       avail, req + 2, w->blocks, w->migrated, w->scanned);
+	if (frag_check(&f))
+		kt_bail("kdefrag corrupted the workload's pages");
+	unfault();
+	frag_release(&f);
 }
 
 int main(int argc, char **argv)
 {
 	long want = argc > 1 ? atol(argv[1]) : 256;
 	int kind = frag_kind_parse(argc > 2 ? argv[2] : "anon-runs");
-	long f0, mig0, ms0, fs0, blocks, c_mig, c_scan;
-	long d_mig0, d_scan0, made, d_mig, d_scan, avail;
-	size_t len;
-	char last[256], req[64];
-	struct frag f;
-	char *p;
+	struct work c, d;
+	double cm, cs, dm, ds;
 
 	if (kind != FRAG_ANON_PAGES && kind != FRAG_ANON_RUNS)
 		kt_bail("workload must be anon-pages or anon-runs");
 	printf("workload: %s\n", frag_kind_name(kind));
 	write_str(MTHP "enabled", "never");
-	write_str(MTHP "defrag", "always");
 	write_str(MTHP "hugepages-64kB/enabled", "always");
+	/* Only direct compaction: no background compaction between faults. */
+	write_str("/proc/sys/vm/compaction_proactiveness", "0");
 
-	/* Compaction. */
-	if (fragment(&f, kind, 48 * 1024, 0xbe4c1))
-		kt_bail("cannot fragment memory");
-	/*
-	 * Free blocks of order >= 4 that exist already, in order-4 units:
-	 * the first faults take those without compaction, so fault that many
-	 * more and credit compaction with the blocks beyond them.
-	 */
-	avail = 0;
-	for (int o = 4; o < MAX_ORDER_NR; o++)
-		avail += (buddy_blocks(-1, o) - buddy_blocks(-1, o + 1)) << (o - 4);
-	len = (size_t)(avail + want) * 16 * PAGE_SIZE;
-	f0 = read_long(FAULTS);
-	mig0 = vmstat("pgmigrate_success");
-	ms0 = vmstat("compact_migrate_scanned") + vmstat("compact_daemon_migrate_scanned");
-	fs0 = vmstat("compact_free_scanned") + vmstat("compact_daemon_free_scanned");
-	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	madvise(p, len, MADV_HUGEPAGE);
-	for (size_t off = 0; off < len; off += 16 * PAGE_SIZE)
-		p[off] = 1;
-	blocks = read_long(FAULTS) - f0 - avail;
-	c_mig = vmstat("pgmigrate_success") - mig0;
-	c_scan = vmstat("compact_migrate_scanned") + vmstat("compact_daemon_migrate_scanned") - ms0 +
-		 vmstat("compact_free_scanned") + vmstat("compact_daemon_free_scanned") - fs0;
-	munmap(p, len);
-	frag_release(&f);
-	printf("compaction: %ld order-4 blocks beyond the %ld free before, %ld pages migrated, %ld scanned\n",
-	       blocks, avail, c_mig, c_scan);
-	if (blocks < 1)
+	compaction(kind, want, &c);
+	if (c.blocks < 1)
 		kt_bail("direct compaction produced no order-4 block");
-
-	/* kdefrag, asked for as many blocks. */
-	if (fragment(&f, kind, 48 * 1024, 0xbe4c2))
-		kt_bail("cannot fragment memory");
-	d_mig0 = vmstat("defrag_migrated");
-	d_scan0 = vmstat("defrag_scanned");
-	snprintf(req, sizeof(req), "4 %ld", blocks);
-	write_str("/sys/kernel/mm/defrag/coalesce", req);
-	read_str("/sys/kernel/mm/defrag/coalesce", last, sizeof(last));
-	made = strtol(strstr(last, "made=") ? strstr(last, "made=") + 5 : "0", NULL, 10);
-	d_mig = vmstat("defrag_migrated") - d_mig0;
-	d_scan = vmstat("defrag_scanned") - d_scan0;
-	printf("kdefrag:    %ld order-4 blocks, %ld pages migrated, %ld scanned\n",
-	       made, d_mig, d_scan);
-	if (frag_check(&f))
-		kt_bail("kdefrag corrupted the workload's pages");
-	frag_release(&f);
-	if (made < 1)
+	kdefrag(kind, c.blocks, &d);
+	if (d.blocks < 1)
 		kt_bail("kdefrag made no order-4 block");
 
+	cm = (double)c.migrated / c.blocks;
+	cs = (double)c.scanned / c.blocks;
+	dm = (double)d.migrated / d.blocks;
+	ds = (double)d.scanned / d.blocks;
 	printf("per block:  compaction migrated %.2f scanned %.2f; kdefrag migrated %.2f scanned %.2f\n",
-	       (double)c_mig / blocks, (double)c_scan / blocks,
-	       (double)d_mig / made, (double)d_scan / made);
+	       cm, cs, dm, ds);
 	printf("ratio kdefrag/compaction: migrated %.3f (target <= 0.333), scanned %.3f (target <= 0.100)\n",
-	       ((double)d_mig / made) / ((double)c_mig / blocks),
-	       ((double)d_scan / made) / ((double)c_scan / blocks));
+	       dm / cm, ds / cs);
 	return 0;
 }

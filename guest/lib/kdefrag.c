@@ -460,12 +460,21 @@ static int frag_file(struct frag *f, const char *path, size_t len)
 static int do_fragment(struct frag *f, enum frag_kind kind, long leave_kb, uint64_t seed)
 {
 	long free_kb = mem_free_kb();
+	char num[32];
 	size_t len;
 
 	memset(f, 0, sizeof(*f));
 	f->kind = kind;
 	f->seed = seed;
 	f->fd = -1;
+	/*
+	 * Stay well above the min watermarks (min_free_kbytes, all zones):
+	 * the kernel's own allocations while the workload runs (page tables,
+	 * page_owner and lockdep on debug kernels) must not OOM it.
+	 */
+	if (read_str("/proc/sys/vm/min_free_kbytes", num, sizeof(num)) > 0 &&
+	    leave_kb < 2 * atol(num) + 16 * 1024)
+		leave_kb = 2 * atol(num) + 16 * 1024;
 	if (free_kb < 0 || free_kb <= leave_kb)
 		return -1;
 	len = (size_t)(free_kb - leave_kb) * 1024 / PAGE_SIZE * PAGE_SIZE;

@@ -60,7 +60,8 @@ void fill_pages(void *p, size_t npages, uint64_t seed);
 size_t check_pages(const void *p, size_t npages, uint64_t seed);
 
 /*
- * Fragment physical memory: fill all but @leave_kb of MemFree with one kind
+ * Fragment physical memory: fill all but @leave_kb of MemFree (at least
+ * twice min_free_kbytes and 16 MB more) with one kind
  * of memory, each page with fill_pages(seed + index) contents, then release
  * half of it, so that free memory is holes between used pages:
  *  - anon-pages: anon, each page released or not at random (mostly

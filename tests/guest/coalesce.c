@@ -148,8 +148,7 @@ int main(int argc, char **argv)
 	write_str(TRACING "/buffer_size_kb", "4096");
 	if (kind == FRAG_MIX)
 		kernel0 = debugfs_sum(4, " kernel:");
-	/* The pipe pages' kernel overhead needs more headroom above min watermarks. */
-	if (fragment(&f, kind, (kind == FRAG_MIX ? 96 : 48) * 1024, 0xc0a1e5ce))
+	if (fragment(&f, kind, 48 * 1024, 0xc0a1e5ce))
 		kt_bail("cannot fragment memory with %s: %s", frag_kind_name(kind), strerror(errno));
 	kt_diag("%s: %zu pages, %zu in use, %zu pipe pages; MemFree %ld kB",
 		frag_kind_name(kind), f.npages, frag_used_pages(&f), f.pipe_pages,
