@@ -236,6 +236,18 @@ uint64_t kpageflags(uint64_t pfn)
 	return ent;
 }
 
+uint64_t kpagecount(uint64_t pfn)
+{
+	static int fd = -1;
+	uint64_t ent;
+
+	if (fd < 0)
+		fd = open("/proc/kpagecount", O_RDONLY);
+	if (fd < 0 || pread(fd, &ent, sizeof(ent), pfn * 8) != sizeof(ent))
+		return ~0ULL;
+	return ent;
+}
+
 long mem_free_kb(void)
 {
 	char key[64];

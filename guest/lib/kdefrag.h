@@ -44,6 +44,8 @@ int read_str(const char *path, char *buf, size_t len);
 uint64_t virt_to_pfn(const void *addr);
 /* /proc/kpageflags bits for @pfn; ~0 on error. */
 uint64_t kpageflags(uint64_t pfn);
+/* /proc/kpagecount for @pfn (0: free, or on a per-CPU list); ~0 on error. */
+uint64_t kpagecount(uint64_t pfn);
 /* MemFree from /proc/meminfo, in kB. */
 long mem_free_kb(void);
 /*
