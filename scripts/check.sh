@@ -18,7 +18,7 @@ read -r p f < <(tail -n 1 "$KDEFRAG_OUT/checkpatch.tap")
 add "$p" "$f"
 
 # The in-guest tests (KUnit results included).
-"$KDEFRAG_ROOT/scripts/run-guest.sh" check
+"$KDEFRAG_ROOT/scripts/run-guest.sh" -t 3000 check
 read -r p f < "$KDEFRAG_OUT/runs/check/counts"
 add "$p" "$f"
 

@@ -3,7 +3,8 @@
 . "$(dirname "$0")/lib.sh"
 
 pkgs=(linux-source-6.12 qemu-system-x86 busybox-static ccache gcc make bc flex
-      bison libelf-dev libssl-dev cpio xz-utils git perl e2fsprogs python3 libc6-dev)
+      bison libelf-dev libssl-dev cpio xz-utils git perl e2fsprogs python3 libc6-dev
+      stress-ng libnuma-dev libcap-dev liburing-dev)
 missing=()
 for p in "${pkgs[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || missing+=("$p")

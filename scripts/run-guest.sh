@@ -25,10 +25,11 @@ run=$KDEFRAG_OUT/runs/$plan
 mkdir -p "$run"
 rm -f "$run"/console.log "$run"/results.ktap
 # A fresh ext4 disk per boot (/dev/vda, sparse, big enough to fill the
-# guest's memory with page cache), and a raw disk whose writes QEMU
+# guest's memory with page cache; holds stress-ng and the mm selftests), and a raw disk whose writes QEMU
 # throttles (/dev/vdb), so that pages stay under writeback for seconds.
+stage=$("$KDEFRAG_ROOT/scripts/disk-stage.sh")
 truncate -s 0 "$run/disk.img" && truncate -s 1536M "$run/disk.img"
-mkfs.ext4 -q -F "$run/disk.img"
+mkfs.ext4 -q -F -d "$stage" "$run/disk.img"
 truncate -s 0 "$run/slow.img" && truncate -s 64M "$run/slow.img"
 
 # KVM hangs on these machines; TCG unless explicitly asked for and working.

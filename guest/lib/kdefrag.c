@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -145,21 +146,22 @@ static long buddy_sum(int node, int order, bool pages)
 	return total;
 }
 
-int write_str(const char *path, const char *s)
+int write_raw(const char *path, const char *buf, size_t len)
 {
 	int fd = open(path, O_WRONLY);
 	ssize_t n;
 
 	if (fd < 0)
 		return -errno;
-	n = write(fd, s, strlen(s));
-	if (n < 0) {
-		n = -errno;
-		close(fd);
-		return n;
-	}
+	n = write(fd, buf, len);
+	n = n < 0 ? -errno : 0;
 	close(fd);
-	return 0;
+	return n;
+}
+
+int write_str(const char *path, const char *s)
+{
+	return write_raw(path, s, strlen(s));
 }
 
 int trace_clear(void)
@@ -246,6 +248,38 @@ uint64_t kpagecount(uint64_t pfn)
 	if (fd < 0 || pread(fd, &ent, sizeof(ent), pfn * 8) != sizeof(ent))
 		return ~0ULL;
 	return ent;
+}
+
+/* From mm/gup_test.h */
+struct pin_longterm_test {
+	uint64_t addr;
+	uint64_t size;
+	uint32_t flags;
+};
+#define PIN_LONGTERM_TEST_START	_IOW('g', 7, struct pin_longterm_test)
+#define PIN_LONGTERM_TEST_STOP	_IO('g', 8)
+#define PIN_LONGTERM_TEST_FLAG_USE_WRITE	1
+
+int pin_longterm(void *addr, size_t len)
+{
+	struct pin_longterm_test pin = { .addr = (uintptr_t)addr, .size = len,
+					 .flags = PIN_LONGTERM_TEST_FLAG_USE_WRITE };
+	int fd = open("/sys/kernel/debug/gup_test", O_RDWR), err;
+
+	if (fd < 0)
+		return -errno;
+	if (ioctl(fd, PIN_LONGTERM_TEST_START, &pin)) {
+		err = errno;
+		close(fd);
+		return -err;
+	}
+	return fd;
+}
+
+void unpin_longterm(int fd)
+{
+	ioctl(fd, PIN_LONGTERM_TEST_STOP);
+	close(fd);
 }
 
 long mem_free_kb(void)

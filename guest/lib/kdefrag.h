@@ -34,6 +34,8 @@ long buddy_blocks(int node, int order);
 long buddy_pages(int node, int order);
 /* Writes @s to @path; 0 or -errno (from write(2) or open(2)). */
 int write_str(const char *path, const char *s);
+/* One write(2) of exactly @len bytes (NULs included); 0 or -errno. */
+int write_raw(const char *path, const char *buf, size_t len);
 /* Empties the ftrace ring buffer (/sys/kernel/tracing/trace). */
 int trace_clear(void);
 /* First pfn of the second populated zone in /proc/zoneinfo; 0 if none. */
@@ -55,6 +57,14 @@ long mem_free_kb(void);
 long settled_free_kb(void);
 /* Pageblocks now MIGRATE_ISOLATE, from /proc/pagetypeinfo; -1 on error. */
 long isolated_pageblocks(void);
+
+/*
+ * Pin [addr, addr + len) long-term through /sys/kernel/debug/gup_test
+ * (PIN_LONGTERM_TEST_START, writable): returns an fd to pass to
+ * unpin_longterm(), or -errno. One pinned range at a time, system-wide.
+ */
+int pin_longterm(void *addr, size_t len);
+void unpin_longterm(int fd);
 
 /* Page contents: a pattern that depends on a seed and the page's index. */
 void fill_pages(void *p, size_t npages, uint64_t seed);

@@ -16,23 +16,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #define DIR "/sys/kernel/mm/defrag/"
 #define NODE0 "/sys/devices/system/node/node0/defrag_coalesce"
-
-/* From mm/gup_test.h */
-struct pin_longterm_test {
-	uint64_t addr;
-	uint64_t size;
-	uint32_t flags;
-};
-#define PIN_LONGTERM_TEST_START	_IOW('g', 7, struct pin_longterm_test)
-#define PIN_LONGTERM_TEST_STOP	_IO('g', 8)
-#define PIN_LONGTERM_TEST_FLAG_USE_WRITE	1
 
 #define KPF_SLAB	7
 #define KPF_PGTABLE	26
@@ -47,20 +36,6 @@ static void snap(long *v)
 {
 	for (size_t i = 0; i < NCOUNTERS; i++)
 		v[i] = vmstat(counters[i]);
-}
-
-/* write(2) of exactly @len bytes (may contain NULs); 0 or -errno. */
-static int write_raw(const char *path, const char *buf, size_t len)
-{
-	int fd = open(path, O_WRONLY);
-	ssize_t n;
-
-	if (fd < 0)
-		return -errno;
-	n = write(fd, buf, len);
-	n = n < 0 ? -errno : 0;
-	close(fd);
-	return n;
 }
 
 static void test_bad_input(void)
@@ -213,18 +188,15 @@ static void test_pinned(void)
 	size_t npages = 256, bad_ret = 0, bad_pfn = 0;
 	char *buf = mmap(NULL, npages * PAGE_SIZE, PROT_READ | PROT_WRITE,
 			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	struct pin_longterm_test pin = { .addr = (uintptr_t)buf,
-					 .size = npages * PAGE_SIZE,
-					 .flags = PIN_LONGTERM_TEST_FLAG_USE_WRITE };
 	uint64_t pfns[256];
 	char req[64];
-	int fd = open("/sys/kernel/debug/gup_test", O_RDWR);
+	int fd;
 
 	madvise(buf, npages * PAGE_SIZE, MADV_NOHUGEPAGE);
 	fill_pages(buf, npages, 0x919);
-	if (fd < 0 || ioctl(fd, PIN_LONGTERM_TEST_START, &pin)) {
-		kt_bail("cannot pin pages with gup_test: %s", strerror(errno));
-	}
+	fd = pin_longterm(buf, npages * PAGE_SIZE);
+	if (fd < 0)
+		kt_bail("cannot pin pages with gup_test: %s", strerror(-fd));
 	for (size_t i = 0; i < npages; i++)
 		pfns[i] = virt_to_pfn(buf + i * PAGE_SIZE);
 	for (size_t i = 0; i < npages; i += 16) {
@@ -241,8 +213,7 @@ static void test_pinned(void)
 	kt_ok(bad_ret == 0, "evacuate of ranges with long-term pinned pages fails with EBUSY (%zu wrong)",
 	      bad_ret);
 	kt_ok(bad_pfn == 0, "pinned pages never move (%zu moved)", bad_pfn);
-	ioctl(fd, PIN_LONGTERM_TEST_STOP);
-	close(fd);
+	unpin_longterm(fd);
 	kt_ok(check_pages(buf, npages, 0x919) == 0, "pinned pages keep their contents");
 	munmap(buf, npages * PAGE_SIZE);
 }

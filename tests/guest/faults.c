@@ -1,30 +1,89 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Coalescing under injected allocation failures: fail_page_alloc, limited
- * to this task (task-filter + make-it-fail, switched on only around the
- * requests), fails kdefrag's migration-target allocations at random.
- * Requests may fail with ENOMEM, but no page is lost or corrupted, no
- * pageblock stays isolated, and MemFree comes back.
+ * Coalescing under injected failures:
+ *  - fail_page_alloc, limited to this task (task-filter + make-it-fail,
+ *    switched on only around the requests), fails kdefrag's
+ *    migration-target allocations at random;
+ *  - fail_make_request fails half the writes to the throttled disk
+ *    (/dev/vdb) while its page cache pages, mlocked so that reclaim
+ *    cannot drop them, are written back and coalesced around.
+ * Requests may fail with ENOMEM or EBUSY, but no page is lost or
+ * corrupted, no pageblock stays isolated, and MemFree comes back.
  */
 #include "kdefrag.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #define FPA "/sys/kernel/debug/fail_page_alloc/"
+#define FMR "/sys/kernel/debug/fail_make_request/"
 #define TIMES 100000
+#define IO_LEN (2UL << 20)	/* 8 s of writeback on the throttled disk */
+
+/*
+ * Writes to the page cache of /dev/vdb fail at random while kdefrag
+ * coalesces around them. Returns the number of request errors other than
+ * EBUSY/ENOMEM; *bad gets pages whose cached contents changed, *injected
+ * the I/O failures.
+ */
+static long io_faults(long *bad, long *injected, int *fsync_err)
+{
+	long other = 0, left;
+	char buf[64], req[32], *map, *data;
+	int fd = open("/dev/vdb", O_RDWR);
+
+	if (fd < 0)
+		kt_bail("no /dev/vdb: %s", strerror(errno));
+	data = malloc(IO_LEN);
+	fill_pages(data, IO_LEN / PAGE_SIZE, 0x10fa);
+	if (pwrite(fd, data, IO_LEN, 0) != (ssize_t)IO_LEN)
+		kt_bail("cannot write /dev/vdb");
+	map = mmap(NULL, IO_LEN, PROT_READ, MAP_SHARED, fd, 0);
+	/* A page whose write failed is clean: only mlock keeps it in memory. */
+	if (map == MAP_FAILED || mlock(map, IO_LEN))
+		kt_bail("cannot map and mlock /dev/vdb: %s", strerror(errno));
+	write_str(FMR "probability", "50");
+	write_str(FMR "interval", "1");
+	snprintf(buf, sizeof(buf), "%d", TIMES);
+	write_str(FMR "times", buf);
+	write_str(FMR "verbose", "0");
+	write_str("/sys/block/vdb/make-it-fail", "1");
+	sync_file_range(fd, 0, IO_LEN, SYNC_FILE_RANGE_WRITE);
+	for (int i = 0; i < 40; i++) {
+		int ret;
+
+		snprintf(req, sizeof(req), "%d 4", 2 + i % 8);
+		ret = write_str("/sys/kernel/mm/defrag/coalesce", req);
+		if (ret && ret != -EBUSY && ret != -ENOMEM)
+			other++;
+	}
+	*fsync_err = fsync(fd) ? errno : 0;
+	write_str("/sys/block/vdb/make-it-fail", "0");
+	read_str(FMR "times", buf, sizeof(buf));
+	left = strtol(buf, NULL, 10);
+	write_str(FMR "probability", "0");
+	*injected = TIMES - left;
+	*bad = check_pages(map, IO_LEN / PAGE_SIZE, 0x10fa);
+	munmap(map, IO_LEN);
+	close(fd);
+	free(data);
+	return other;
+}
 
 int main(void)
 {
-	long free0, free1, enomem = 0, ok = 0, other = 0, left, injected;
+	long free0, free1, enomem = 0, ok = 0, other = 0, left, injected, io_bad, io_injected;
+	int fsync_err;
 	char req[32], buf[64];
 	struct frag f;
 	size_t bad;
 
-	kt_plan(5);
+	kt_plan(8);
 	free0 = settled_free_kb();
 	if (fragment_anon(&f, 64 * 1024, 0xfa17))
 		kt_bail("cannot fragment memory");
@@ -62,6 +121,15 @@ int main(void)
 	bad = frag_check(&f);
 	kt_ok(bad == 0, "no page lost or corrupted (%zu bad of %zu)", bad, f.npages);
 	frag_release(&f);
+	other = io_faults(&io_bad, &io_injected, &fsync_err);
+	kt_diag("fail_make_request: %ld writes failed; fsync: %s", io_injected,
+		fsync_err ? strerror(fsync_err) : "ok");
+	kt_ok(io_injected > 0 && fsync_err == EIO,
+	      "writes to /dev/vdb failed (%ld injected) and fsync reported it", io_injected);
+	kt_ok(other == 0, "under I/O failures, requests fail only with ENOMEM or EBUSY (%ld others)",
+	      other);
+	kt_ok(io_bad == 0, "cached contents of the %lu written pages intact (%ld bad)",
+	      IO_LEN / PAGE_SIZE, io_bad);
 	kt_ok(isolated_pageblocks() == 0, "no pageblock left isolated");
 	free1 = settled_free_kb();
 	kt_ok(free1 >= free0 - 8 * 1024, "MemFree came back: %ld kB before, %ld kB after", free0, free1);

@@ -5,6 +5,10 @@
  * valid (checked against a reference parser written here from the
  * documented syntax) or fails cleanly (EINVAL, or EBUSY/ENOMEM for a valid
  * request that made nothing); a tunable changes only on a valid write.
+ * Two more writers without privilege, one as nobody and one as root
+ * without CAP_SYS_ADMIN (past the file mode, so the kernel's own check is
+ * what stops it), get EACCES or EPERM for every write, valid or not, and
+ * change nothing.
  */
 #include "kdefrag.h"
 
@@ -15,6 +19,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/capability.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -228,12 +234,55 @@ static int writer(uint64_t seed, int tunables)
 	return wrong;
 }
 
+/* Drops CAP_SYS_ADMIN from the effective set; 0 or -1. */
+static int drop_sys_admin(void)
+{
+	struct __user_cap_header_struct hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct data[2];
+
+	if (syscall(SYS_capget, &hdr, data))
+		return -1;
+	data[CAP_SYS_ADMIN / 32].effective &= ~(1U << (CAP_SYS_ADMIN % 32));
+	return syscall(SYS_capset, &hdr, data) ? -1 : 0;
+}
+
+/*
+ * An unprivileged writer (@as_nobody, or root without CAP_SYS_ADMIN):
+ * every write, valid input or not, must fail with EACCES or EPERM.
+ * Returns the number of wrong outcomes (100 if it cannot drop privilege).
+ */
+static int unprivileged_writer(uint64_t seed, bool as_nobody)
+{
+	char buf[256];
+	int wrong = 0;
+
+	if (as_nobody ? setgid(65534) || setuid(65534) : drop_sys_admin())
+		return 100;
+	rng = seed;
+	for (int r = 0; r < ROUNDS / 3; r++) {
+		const struct target *t = &targets[rnd() % NTARGETS];
+		size_t len = gen(buf);
+		int ret;
+
+		/* Half of them valid-looking: privilege is checked first. */
+		if (r % 2)
+			len = snprintf(buf, sizeof(buf), "%d", 1 + (int)(rnd() % 10));
+		ret = write_raw(t->path, buf, len);
+		if (len && ret != -EACCES && ret != -EPERM) {
+			printf("# %s %s: write gave %d\n", as_nobody ? "nobody" : "root without CAP_SYS_ADMIN",
+			       t->path, ret);
+			wrong++;
+		}
+	}
+	return wrong;
+}
+
 int main(void)
 {
 	int status, wrong;
 	pid_t pid;
 
-	kt_plan(3);
+	kt_plan(5);
 	/* A second writer hammers the request files at the same time. */
 	pid = fork();
 	if (pid == 0)
@@ -244,6 +293,21 @@ int main(void)
 	waitpid(pid, &status, 0);
 	kt_ok(WIFEXITED(status) && WEXITSTATUS(status) == 0,
 	      "a concurrent writer saw only clean errors too");
+	for (int nobody = 1; nobody >= 0; nobody--) {
+		long att0 = vmstat("defrag_attempt"), sd0 = read_ul(DIR "seed_depth");
+		long mc0 = read_ul(DIR "max_candidates");
+
+		pid = fork();
+		if (pid == 0)
+			_exit(unprivileged_writer(0x5eed3 + nobody, nobody));
+		waitpid(pid, &status, 0);
+		kt_ok(WIFEXITED(status) && WEXITSTATUS(status) == 0 &&
+		      vmstat("defrag_attempt") == att0 && read_ul(DIR "seed_depth") == sd0 &&
+		      read_ul(DIR "max_candidates") == mc0,
+		      "%d writes as %s: all EACCES/EPERM, nothing ran or changed (%d wrong)",
+		      ROUNDS / 3, nobody ? "nobody" : "root without CAP_SYS_ADMIN",
+		      WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+	}
 	/* Restore defaults for the tests that follow. */
 	write_str(DIR "seed_depth", "10");
 	write_str(DIR "max_candidates", "32");

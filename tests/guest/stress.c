@@ -1,11 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Short stress: concurrent coalesce/evacuate/per-node callers at random
- * orders and ranges, while a checker keeps rewriting and verifying patterned
- * memory of several kinds (private, shared, fork-COW, tmpfs, mlocked).
+ * Stress: concurrent coalesce/evacuate/per-node callers at random orders
+ * and ranges, while a checker keeps rewriting and verifying patterned
+ * memory of every kind kdefrag may move or must not (private and shared
+ * anon, fork-COW, tmpfs, mlocked, an ext4 file kept under writeback,
+ * long-term pinned), and stress-ng (from the guest's disk) runs vm, mmap,
+ * fork, shm, mremap, madvise, hugepage, page-cache and file-I/O stressors
+ * with its own verification.
  *   stress [SECONDS]   (default 60)
- * Pass: no page ever reads back wrong, every attempt ends as a success or
- * a failure, no pageblock is left MIGRATE_ISOLATE, MemFree comes back.
+ * Pass: no page ever reads back wrong, pinned pages never move, every
+ * attempt ends as a success or a failure, stress-ng reports no failure,
+ * no pageblock is left MIGRATE_ISOLATE, MemFree comes back.
  */
 #include "kdefrag.h"
 
@@ -16,13 +21,17 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #define REGION_PAGES 2048
-#define NREGIONS 5
-
+enum { PRIVATE, SHARED, TMPFS, MLOCKED, COW, EXT4, PINNED, NREGIONS };
+static const char *const region_names[NREGIONS] = {
+	"private", "shared", "tmpfs", "mlocked", "cow", "ext4", "pinned",
+};
+#define STRESS_NG "/mnt/disk/stress-ng/run"
 
 static double now(void)
 {
@@ -32,46 +41,79 @@ static double now(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-/* Rewrites and verifies random pages until @deadline; returns mismatches. */
-static long checker(double deadline, long *verified)
+static uint64_t seed_of(int k, uint32_t gen, int i)
 {
-	char *r[NREGIONS];
-	uint32_t gen[NREGIONS][REGION_PAGES];
-	int fd = open("/mnt/tmpfs/stress", O_RDWR | O_CREAT | O_TRUNC, 0600);
-	long bad = 0;
+	return ((uint64_t)k << 48) + ((uint64_t)gen << 24) + i;
+}
 
-	if (fd < 0 || ftruncate(fd, REGION_PAGES * PAGE_SIZE))
-		return -1;
-	r[0] = mmap(NULL, REGION_PAGES * PAGE_SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	r[1] = mmap(NULL, REGION_PAGES * PAGE_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	r[2] = mmap(NULL, REGION_PAGES * PAGE_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	r[3] = mmap(NULL, REGION_PAGES * PAGE_SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	r[4] = mmap(NULL, REGION_PAGES * PAGE_SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+static char *map_file(const char *path, int *fd)
+{
+	char *p;
+
+	*fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	if (*fd < 0 || ftruncate(*fd, REGION_PAGES * PAGE_SIZE))
+		return MAP_FAILED;
+	p = mmap(NULL, REGION_PAGES * PAGE_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, *fd, 0);
+	return p;
+}
+
+struct checked {
+	long verified, bad, moved_pins, writebacks;
+};
+
+/* Rewrites and verifies random pages until @deadline. */
+static int checker(double deadline, struct checked *res)
+{
+	static uint32_t gen[NREGIONS][REGION_PAGES];
+	static uint64_t pin_pfn[REGION_PAGES];
+	char *r[NREGIONS];
+	int tmpfs_fd, ext4_fd, pin_fd;
+	long iter = 0;
+
 	for (int k = 0; k < NREGIONS; k++) {
+		int shared = k == SHARED ? MAP_SHARED : MAP_PRIVATE;
+
+		if (k == TMPFS)
+			r[k] = map_file("/mnt/tmpfs/stress", &tmpfs_fd);
+		else if (k == EXT4)
+			r[k] = map_file("/mnt/disk/stress", &ext4_fd);
+		else
+			r[k] = mmap(NULL, REGION_PAGES * PAGE_SIZE, PROT_READ | PROT_WRITE,
+				    shared | MAP_ANONYMOUS, -1, 0);
 		if (r[k] == MAP_FAILED)
 			return -1;
 		madvise(r[k], REGION_PAGES * PAGE_SIZE, MADV_NOHUGEPAGE);
-		for (int i = 0; i < REGION_PAGES; i++) {
-			gen[k][i] = 0;
-			fill_pages(r[k] + (size_t)i * PAGE_SIZE, 1, ((uint64_t)k << 48) + i);
-		}
+		for (int i = 0; i < REGION_PAGES; i++)
+			fill_pages(r[k] + (size_t)i * PAGE_SIZE, 1, seed_of(k, 0, i));
 	}
-	mlock(r[3], REGION_PAGES * PAGE_SIZE);
+	mlock(r[MLOCKED], REGION_PAGES * PAGE_SIZE);
+	pin_fd = pin_longterm(r[PINNED], REGION_PAGES * PAGE_SIZE);
+	if (pin_fd < 0)
+		return -1;
+	for (int i = 0; i < REGION_PAGES; i++)
+		pin_pfn[i] = virt_to_pfn(r[PINNED] + (size_t)i * PAGE_SIZE);
+
 	while (now() < deadline) {
 		int k = rnd() % NREGIONS, i = rnd() % REGION_PAGES;
 		char *pg = r[k] + (size_t)i * PAGE_SIZE;
-		uint64_t seed = ((uint64_t)k << 48) + ((uint64_t)gen[k][i] << 24) + i;
 
-		if (check_pages(pg, 1, seed)) {
-			printf("# region %d page %d gen %u: wrong contents\n", k, i, gen[k][i]);
-			bad++;
+		if (check_pages(pg, 1, seed_of(k, gen[k][i], i))) {
+			printf("# %s page %d gen %u: wrong contents\n", region_names[k], i, gen[k][i]);
+			res->bad++;
 		}
-		(*verified)++;
+		res->verified++;
 		if (rnd() % 4 == 0) {
 			gen[k][i]++;
-			fill_pages(pg, 1, ((uint64_t)k << 48) + ((uint64_t)gen[k][i] << 24) + i);
+			fill_pages(pg, 1, seed_of(k, gen[k][i], i));
 		}
-		/* Now and then a child shares region 4 copy-on-write and checks it. */
+		/* Keep the ext4 file's pages going to disk, and now and then wait. */
+		if (++iter % 512 == 0) {
+			sync_file_range(ext4_fd, 0, 0, SYNC_FILE_RANGE_WRITE);
+			res->writebacks++;
+		}
+		if (iter % 65536 == 0)
+			fsync(ext4_fd);
+		/* Now and then a child shares the COW region and checks it. */
 		if (rnd() % 20000 == 0) {
 			pid_t pid = fork();
 			int st;
@@ -80,26 +122,59 @@ static long checker(double deadline, long *verified)
 				long b = 0;
 
 				for (int j = 0; j < REGION_PAGES; j++)
-					b += check_pages(r[4] + (size_t)j * PAGE_SIZE, 1,
-							 (4ULL << 48) + ((uint64_t)gen[4][j] << 24) + j);
+					b += check_pages(r[COW] + (size_t)j * PAGE_SIZE, 1,
+							 seed_of(COW, gen[COW][j], j));
 				_exit(b ? 1 : 0);
 			}
 			waitpid(pid, &st, 0);
 			if (!WIFEXITED(st) || WEXITSTATUS(st))
-				bad++;
+				res->bad++;
 		}
 	}
 	for (int k = 0; k < NREGIONS; k++)
 		for (int i = 0; i < REGION_PAGES; i++) {
-			bad += check_pages(r[k] + (size_t)i * PAGE_SIZE, 1,
-					   ((uint64_t)k << 48) + ((uint64_t)gen[k][i] << 24) + i) != 0;
-			(*verified)++;
+			res->bad += check_pages(r[k] + (size_t)i * PAGE_SIZE, 1,
+						seed_of(k, gen[k][i], i)) != 0;
+			res->verified++;
 		}
+	for (int i = 0; i < REGION_PAGES; i++)
+		res->moved_pins += virt_to_pfn(r[PINNED] + (size_t)i * PAGE_SIZE) != pin_pfn[i];
+	unpin_longterm(pin_fd);
 	for (int k = 0; k < NREGIONS; k++)
 		munmap(r[k], REGION_PAGES * PAGE_SIZE);
-	close(fd);
+	close(tmpfs_fd);
+	close(ext4_fd);
 	unlink("/mnt/tmpfs/stress");
-	return bad;
+	unlink("/mnt/disk/stress");
+	return 0;
+}
+
+/* stress-ng for @seconds in the background, output in /tmp/stress-ng.log. */
+static pid_t start_stress_ng(int seconds)
+{
+	char timeout[32];
+	pid_t pid;
+
+	if (access(STRESS_NG, X_OK))
+		return -1;
+	snprintf(timeout, sizeof(timeout), "%ds", seconds);
+	mkdir("/mnt/disk/stress-ng.tmp", 0700);
+	pid = fork();
+	if (pid == 0) {
+		int fd = open("/tmp/stress-ng.log", O_WRONLY | O_CREAT | O_TRUNC, 0600);
+
+		dup2(fd, 1);
+		dup2(fd, 2);
+		execl(STRESS_NG, STRESS_NG, "--timeout", timeout, "--verify",
+		      "--temp-path", "/mnt/disk/stress-ng.tmp", "--metrics-brief",
+		      "--vm", "1", "--vm-bytes", "64M", "--mmap", "1", "--mmap-bytes", "32M",
+		      "--fork", "1", "--shm", "1", "--shm-bytes", "16M",
+		      "--mremap", "1", "--mremap-bytes", "16M", "--madvise", "1",
+		      "--mmaphuge", "1", "--hdd", "1", "--hdd-bytes", "32M",
+		      "--readahead", "1", "--readahead-bytes", "16M", (char *)NULL);
+		_exit(127);
+	}
+	return pid;
 }
 
 /* Random defrag requests until @deadline; returns the number of requests. */
@@ -132,16 +207,20 @@ static long caller(double deadline, unsigned long max_pfn)
 
 int main(int argc, char **argv)
 {
-	int seconds = argc > 1 ? atoi(argv[1]) : 60, pipefd[2], st;
+	int seconds = argc > 1 ? atoi(argv[1]) : 60, pipefd[2], st, sng_status = -1;
 	long att0 = vmstat("defrag_attempt"), succ0 = vmstat("defrag_success");
-	long fail0 = vmstat("defrag_fail"), free0, free1, verified = 0, bad, calls = 0;
+	long fail0 = vmstat("defrag_fail"), free0, free1, calls = 0;
 	double deadline = now() + seconds;
-	pid_t callers[3];
+	struct checked res = { 0 };
+	pid_t callers[3], sng;
 
-	kt_plan(4);
+	kt_plan(6);
 	free0 = settled_free_kb();
 	if (pipe(pipefd))
 		kt_bail("pipe");
+	sng = start_stress_ng(seconds);
+	if (sng < 0)
+		kt_bail("no stress-ng at %s", STRESS_NG);
 	for (int c = 0; c < 3; c++) {
 		callers[c] = fork();
 		if (callers[c] == 0) {
@@ -155,7 +234,8 @@ int main(int argc, char **argv)
 		}
 	}
 	rng = 0xc4ec;
-	bad = checker(deadline, &verified);
+	if (checker(deadline, &res))
+		kt_bail("checker could not set up its memory: %s", strerror(errno));
 	for (int c = 0; c < 3; c++) {
 		long n = 0;
 
@@ -163,14 +243,21 @@ int main(int argc, char **argv)
 		if (read(pipefd[0], &n, sizeof(n)) == sizeof(n))
 			calls += n;
 	}
+	if (waitpid(sng, &st, 0) == sng && WIFEXITED(st))
+		sng_status = WEXITSTATUS(st);
 	kt_diag("%ld defrag requests, %ld attempts (%ld succeeded), %ld page checks in %d s",
 		calls, vmstat("defrag_attempt") - att0, vmstat("defrag_success") - succ0,
-		verified, seconds);
-	kt_ok(bad == 0, "no page read back wrong (%ld mismatches in %ld checks)", bad, verified);
+		res.verified, seconds);
+	kt_ok(res.bad == 0, "no page read back wrong (%ld mismatches in %ld checks, %ld ext4 writebacks started)",
+	      res.bad, res.verified, res.writebacks);
+	kt_ok(res.moved_pins == 0, "long-term pinned pages never moved (%ld did)", res.moved_pins);
 	kt_ok(vmstat("defrag_attempt") - att0 ==
 	      (vmstat("defrag_success") - succ0) + (vmstat("defrag_fail") - fail0) &&
 	      vmstat("defrag_attempt") > att0,
 	      "every attempt ended as a success or a failure");
+	if (sng_status)
+		system("tail -n 20 /tmp/stress-ng.log | sed 's/^/# /'");
+	kt_ok(sng_status == 0, "stress-ng with --verify passed (exit status %d)", sng_status);
 	kt_ok(isolated_pageblocks() == 0, "no pageblock left isolated (%ld)", isolated_pageblocks());
 	free1 = settled_free_kb();
 	kt_ok(free1 >= free0 - 16 * 1024, "MemFree came back: %ld kB before, %ld kB after", free0, free1);
