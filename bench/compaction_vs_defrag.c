@@ -42,8 +42,36 @@
 #define BLOCK (16 * PAGE_SIZE)
 
 struct work {
-	long blocks, migrated, scanned;
+	long blocks, migrated, scanned, fallbacks;
 };
+
+#define TRACING "/sys/kernel/tracing/"
+#define EXTFRAG TRACING "events/kmem/mm_page_alloc_extfrag/enable"
+
+/*
+ * Fallbacks: allocations that took pages of another migratetype
+ * (kmem:mm_page_alloc_extfrag), the fragmentation that isolation and
+ * migration targets could cause. Counted from the trace buffer.
+ */
+static void fallbacks_start(void)
+{
+	write_str(TRACING "buffer_size_kb", "8192");
+	trace_clear();
+	write_str(EXTFRAG, "1");
+}
+
+static long fallbacks_stop(void)
+{
+	static char buf[8 << 20];
+	long n = 0;
+
+	write_str(EXTFRAG, "0");
+	if (read_str(TRACING "trace", buf, sizeof(buf)) < 0)
+		return -1;
+	for (char *p = buf; (p = strstr(p, "mm_page_alloc_extfrag:")); p++)
+		n++;
+	return n;
+}
 
 static long compaction_scanned(void)
 {
@@ -106,12 +134,14 @@ static void compaction(int kind, long want, struct work *w)
 	mig0 = vmstat("pgmigrate_success");
 	scan0 = compaction_scanned();
 	succ0 = vmstat("compact_success");
+	fallbacks_start();
 	fault_mthp(avail, want);
+	w->fallbacks = fallbacks_stop();
 	w->blocks = vmstat("compact_success") - succ0;
 	w->migrated = vmstat("pgmigrate_success") - mig0;
 	w->scanned = compaction_scanned() - scan0;
-	printf("compaction: %ld free order-4 units before, used up, then faults until %ld direct compactions: %ld compact_success, %ld pages migrated, %ld scanned\n",
-	       avail, want, w->blocks, w->migrated, w->scanned);
+	printf("compaction: %ld free order-4 units before, used up, then faults until %ld direct compactions: %ld compact_success, %ld pages migrated, %ld scanned, %ld fallbacks while faulting\n",
+	       avail, want, w->blocks, w->migrated, w->scanned, w->fallbacks);
 	if (frag_check(&f))
 		kt_bail("the workload's pages were corrupted");
 	unfault();
@@ -133,14 +163,16 @@ static void kdefrag(int kind, long want, struct work *w)
 	mig0 = vmstat("defrag_migrated");
 	scan0 = vmstat("defrag_scanned");
 	snprintf(req, sizeof(req), "4 %ld", (want + 1) / 2);
+	fallbacks_start();
 	write_str("/sys/kernel/mm/defrag/coalesce", req);
+	w->fallbacks = fallbacks_stop();
 	read_str("/sys/kernel/mm/defrag/coalesce", last, sizeof(last));
 	m = strstr(last, "made=");
 	w->blocks = m ? strtol(m + 5, NULL, 10) : 0;
 	w->migrated = vmstat("defrag_migrated") - mig0;
 	w->scanned = vmstat("defrag_scanned") - scan0;
-	printf("kdefrag:    %ld free order-4 units before, used up; asked for %s per zone: %ld made, %ld pages migrated, %ld scanned\n",
-	       avail, req + 2, w->blocks, w->migrated, w->scanned);
+	printf("kdefrag:    %ld free order-4 units before, used up; asked for %s per zone: %ld made, %ld pages migrated, %ld scanned, %ld fallbacks while coalescing\n",
+	       avail, req + 2, w->blocks, w->migrated, w->scanned, w->fallbacks);
 	if (frag_check(&f))
 		kt_bail("kdefrag corrupted the workload's pages");
 	unfault();

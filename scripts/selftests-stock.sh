@@ -32,7 +32,9 @@ out=$KDEFRAG_ROOT/tests/selftests/stock.txt
 	echo "# mm selftests on stock Linux $version (no kdefrag), QEMU TCG, 2 vCPUs, 1 GiB"
 	echo "# recorded $(date -u +%Y-%m-%d) by 'make selftests-stock' (scripts/selftests-stock.sh)"
 	echo "# name result exit-status"
-	sed -n 's/^ *# selftest \([^ ]*\) \([a-z]*\) \([0-9]*\)$/\1 \2 \3/p' "$res"
+	# The guest's serial console ends lines with CR LF.
+	tr -d '\r' < "$res" |
+		sed -n 's/^ *# selftest \([^ ]*\) \([a-z]*\) \([0-9]*\)$/\1 \2 \3/p'
 } > "$out.new"
 [ "$(grep -vc '^#' "$out.new")" -gt 0 ] || die "no selftest results in $res"
 mv "$out.new" "$out"

@@ -226,28 +226,30 @@ uint64_t virt_to_pfn(const void *addr)
 	return ent & ((1ULL << 55) - 1);
 }
 
+/* One u64 entry of a /proc/kpage* file, kept open in *fd; ~0 on error. */
+static uint64_t kpage_entry(const char *path, int *fd, uint64_t pfn)
+{
+	uint64_t ent;
+
+	if (*fd < 0)
+		*fd = open(path, O_RDONLY);
+	if (*fd < 0 || pread(*fd, &ent, sizeof(ent), pfn * 8) != sizeof(ent))
+		return ~0ULL;
+	return ent;
+}
+
 uint64_t kpageflags(uint64_t pfn)
 {
 	static int fd = -1;
-	uint64_t ent;
 
-	if (fd < 0)
-		fd = open("/proc/kpageflags", O_RDONLY);
-	if (fd < 0 || pread(fd, &ent, sizeof(ent), pfn * 8) != sizeof(ent))
-		return ~0ULL;
-	return ent;
+	return kpage_entry("/proc/kpageflags", &fd, pfn);
 }
 
 uint64_t kpagecount(uint64_t pfn)
 {
 	static int fd = -1;
-	uint64_t ent;
 
-	if (fd < 0)
-		fd = open("/proc/kpagecount", O_RDONLY);
-	if (fd < 0 || pread(fd, &ent, sizeof(ent), pfn * 8) != sizeof(ent))
-		return ~0ULL;
-	return ent;
+	return kpage_entry("/proc/kpagecount", &fd, pfn);
 }
 
 /* From mm/gup_test.h */

@@ -14,6 +14,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #define COALESCE "/sys/kernel/mm/defrag/coalesce"
 #define TRACING "/sys/kernel/tracing"
@@ -147,18 +149,43 @@ static void test_order(int order)
 	      order, nev, traced_mig, mig1 - mig0);
 }
 
+#define NODE_SAMPLES 1024
+
+/*
+ * Node (move_pages with no target: a query) and pfn of each sampled kept
+ * page of @f.
+ */
+static void sample_nodes(const struct frag *f, int *nodes, uint64_t *pfns)
+{
+	void *pages[NODE_SAMPLES];
+	size_t n = 0;
+
+	for (size_t i = 0; i < f->npages && n < NODE_SAMPLES; i += f->npages / NODE_SAMPLES + 1)
+		if (!f->released[i] && f->base) {
+			pfns[n] = virt_to_pfn(f->base + i * PAGE_SIZE);
+			pages[n++] = f->base + i * PAGE_SIZE;
+		}
+	for (size_t j = n; j < NODE_SAMPLES; j++)
+		nodes[j] = -1;
+	if (n && syscall(SYS_move_pages, 0, n, pages, NULL, nodes, 0))
+		for (size_t j = 0; j < n; j++)
+			nodes[j] = -2;
+}
+
 int main(int argc, char **argv)
 {
 	static const int orders[] = { 1, 2, 3, 4, 6, 9, 10 };
 	int n = sizeof(orders) / sizeof(orders[0]);
 	int kind = frag_kind_parse(argc > 1 ? argv[1] : "anon-pages");
 	long kernel0 = 0, kernel1;
+	int nodes0[NODE_SAMPLES], nodes1[NODE_SAMPLES], moved_node = 0, sampled = 0, moved = 0;
+	uint64_t pfns0[NODE_SAMPLES], pfns1[NODE_SAMPLES];
 	struct frag f;
 	size_t bad;
 
 	if (kind < 0)
 		kt_bail("unknown workload %s", argv[1]);
-	kt_plan(n * 5 + 1 + (kind == FRAG_MIX));
+	kt_plan(n * 5 + 2 + (kind == FRAG_MIX));
 	if (write_str(TRACING "/events/defrag/enable", "1"))
 		kt_bail("cannot enable defrag tracepoints");
 	write_str(TRACING "/buffer_size_kb", "4096");
@@ -176,8 +203,24 @@ int main(int argc, char **argv)
 		      "mix: order-4 ranges infeasible for kernel pages grew %ld -> %ld (%zu pipe pages)",
 		      kernel0, kernel1, f.pipe_pages);
 	}
+	sample_nodes(&f, nodes0, pfns0);
 	for (int i = 0; i < n; i++)
 		test_order(orders[i]);
+	/* Targets come from the range's own zone: no page changes node. */
+	sample_nodes(&f, nodes1, pfns1);
+	for (int j = 0; j < NODE_SAMPLES; j++) {
+		if (nodes0[j] == -1)
+			continue;
+		sampled += nodes0[j] >= 0;
+		moved += pfns0[j] != pfns1[j];
+		moved_node += nodes0[j] != nodes1[j] || nodes0[j] < 0;
+	}
+	if (f.base)
+		kt_ok(moved > 0 && moved_node == 0,
+		      "%s: of %d sampled pages, %d were migrated, none to another NUMA node (%d changed node)",
+		      frag_kind_name(kind), sampled, moved, moved_node);
+	else
+		kt_skip("%s: not mapped, no NUMA node to sample", frag_kind_name(kind));
 	bad = frag_check(&f);
 	kt_ok(bad == 0, "%s: contents of all %zu pages intact after coalescing (%zu bad)",
 	      frag_kind_name(kind), f.npages + f.pipe_pages, bad);
