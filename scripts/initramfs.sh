@@ -5,7 +5,13 @@
 
 stage=$KDEFRAG_OUT/initramfs
 bin=$KDEFRAG_OUT/guest-bin
+# Several checkouts (CI's, a developer's) share the cache: make's timestamps
+# cannot tell which checkout built a binary, the sources' hash can.
+sum=$(cd "$KDEFRAG_ROOT" && find guest tests/guest bench -type f | LC_ALL=C sort |
+	xargs sha1sum | sha1sum | cut -d' ' -f1)
+[ "$(cat "$bin/.sources" 2>/dev/null)" = "$sum" ] || rm -rf "$bin"
 mkdir -p "$bin"
+echo "$sum" > "$bin/.sources"
 make -s -C "$KDEFRAG_ROOT/guest" OUT="$bin" >&2
 rm -rf "$stage"
 mkdir -p "$stage"/{bin,dev,proc,sys,tmp,etc,plans}

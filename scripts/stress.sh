@@ -17,7 +17,8 @@ status=0
 res=$KDEFRAG_OUT/runs/stress/results.ktap
 splats=$(grep -caE 'BUG: |WARNING: |Kernel panic|Oops: |possible circular locking|possible recursive locking|inconsistent lock state|INFO: task .* blocked|soft lockup|KASAN: ' \
 	"$KDEFRAG_OUT/runs/stress/console.log" || true)
-echo "stress: $(sed -n 's/.*# \([0-9]* defrag requests.*\)/\1/p' "$res" | head -1)"
+echo "stress: $(sed -n 's/.*# \([0-9]* defrag requests.*\)/\1/p' "$res" | tr -d '\r' | head -1)"
+echo "stress: $(sed -n 's/.*# \([0-9]* faults injected.*\)/\1/p' "$res" | tr -d '\r' | head -1)"
 echo "stress: mismatched pages: $(sed -n 's/.*(\([0-9]*\) mismatches in.*/\1/p' "$res" | head -1); splats in the console: $splats"
 read -r p f < "$KDEFRAG_OUT/runs/stress/counts"
 echo "$p passed, $f failed"

@@ -177,13 +177,57 @@ static pid_t start_stress_ng(int seconds)
 	return pid;
 }
 
-/* Random defrag requests until @deadline; returns the number of requests. */
-static long caller(double deadline, unsigned long max_pfn)
+#define FPA "/sys/kernel/debug/fail_page_alloc/"
+#define FPA_TIMES 1000000
+
+/*
+ * fail_page_alloc for the one caller that asks for it (task-filter, and
+ * make-it-fail only around its own requests, so its page faults never
+ * fail): its migration-target allocations fail at random while the other
+ * callers and the checker run normally. Returns false without
+ * CONFIG_FAIL_PAGE_ALLOC.
+ */
+static bool faults_setup(void)
+{
+	char buf[32];
+
+	if (access(FPA "probability", W_OK))
+		return false;
+	write_str(FPA "probability", "10");
+	write_str(FPA "interval", "1");
+	snprintf(buf, sizeof(buf), "%d", FPA_TIMES);
+	write_str(FPA "times", buf);
+	write_str(FPA "ignore-gfp-wait", "N");
+	write_str(FPA "ignore-gfp-highmem", "N");
+	write_str(FPA "min-order", "0");
+	write_str(FPA "verbose", "0");
+	write_str(FPA "task-filter", "Y");
+	return true;
+}
+
+/* Faults injected since faults_setup(); stops injecting. */
+static long faults_injected(void)
+{
+	char buf[32];
+
+	if (read_str(FPA "times", buf, sizeof(buf)) < 0)
+		return 0;
+	write_str(FPA "probability", "0");
+	return FPA_TIMES - strtol(buf, NULL, 10);
+}
+
+/*
+ * Random defrag requests until @deadline; returns the number of requests.
+ * With @inject, every request runs with fail_page_alloc armed.
+ */
+static long caller(double deadline, unsigned long max_pfn, bool inject)
 {
 	char req[64];
 	long n = 0;
 
 	while (now() < deadline) {
+		if (inject)
+			write_str("/proc/self/make-it-fail", "1");
 		switch (rnd() % 3) {
 		case 0:
 			snprintf(req, sizeof(req), "%d %d", 1 + (int)(rnd() % 10), 1 + (int)(rnd() % 4));
@@ -200,6 +244,8 @@ static long caller(double deadline, unsigned long max_pfn)
 					      "/sys/devices/system/node/node1/defrag_coalesce", req);
 			break;
 		}
+		if (inject)
+			write_str("/proc/self/make-it-fail", "0");
 		n++;
 	}
 	return n;
@@ -209,7 +255,8 @@ int main(int argc, char **argv)
 {
 	int seconds = argc > 1 ? atoi(argv[1]) : 60, pipefd[2], st, sng_status = -1;
 	long att0 = vmstat("defrag_attempt"), succ0 = vmstat("defrag_success");
-	long fail0 = vmstat("defrag_fail"), free0, free1, calls = 0;
+	long fail0 = vmstat("defrag_fail"), free0, free1, calls = 0, injected;
+	bool inject;
 	double deadline = now() + seconds;
 	struct checked res = { 0 };
 	pid_t callers[3], sng;
@@ -218,6 +265,7 @@ int main(int argc, char **argv)
 	free0 = settled_free_kb();
 	if (pipe(pipefd))
 		kt_bail("pipe");
+	inject = faults_setup();
 	sng = start_stress_ng(seconds);
 	if (sng < 0)
 		kt_bail("no stress-ng at %s", STRESS_NG);
@@ -227,7 +275,7 @@ int main(int argc, char **argv)
 			long n;
 
 			rng = 0x57e55 + c;
-			n = caller(deadline, 262144);
+			n = caller(deadline, 262144, inject && c == 0);
 			if (write(pipefd[1], &n, sizeof(n)) != sizeof(n))
 				_exit(1);
 			_exit(0);
@@ -245,9 +293,12 @@ int main(int argc, char **argv)
 	}
 	if (waitpid(sng, &st, 0) == sng && WIFEXITED(st))
 		sng_status = WEXITSTATUS(st);
+	injected = faults_injected();
 	kt_diag("%ld defrag requests, %ld attempts (%ld succeeded), %ld page checks in %d s",
 		calls, vmstat("defrag_attempt") - att0, vmstat("defrag_success") - succ0,
 		res.verified, seconds);
+	kt_diag("%ld faults injected into one caller's allocations (fail_page_alloc)%s",
+		injected, inject ? "" : ": no CONFIG_FAIL_PAGE_ALLOC");
 	kt_ok(res.bad == 0, "no page read back wrong (%ld mismatches in %ld checks, %ld ext4 writebacks started)",
 	      res.bad, res.verified, res.writebacks);
 	kt_ok(res.moved_pins == 0, "long-term pinned pages never moved (%ld did)", res.moved_pins);
