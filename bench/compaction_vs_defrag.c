@@ -28,6 +28,10 @@
  * defrag_migrated; scanned = defrag_scanned (candidate scoring, one step
  * per page or free block, plus the migration isolation walk).
  *
+ * Fallbacks (kmem:mm_page_alloc_extfrag) are counted per phase: for
+ * compaction they include the faults' own allocations, for kdefrag the
+ * faults and the coalescing (isolation, migration targets) apart.
+ *
  * Prints both, and the ratios kdefrag/compaction. Not a timed test: the
  * counters are exact whatever else the host is doing.
  */
@@ -42,7 +46,7 @@
 #define BLOCK (16 * PAGE_SIZE)
 
 struct work {
-	long blocks, migrated, scanned, fallbacks;
+	long blocks, migrated, scanned, fallbacks, fault_fallbacks;
 };
 
 #define TRACING "/sys/kernel/tracing/"
@@ -159,7 +163,9 @@ static void kdefrag(int kind, long want, struct work *w)
 	write_str(MTHP "defrag", "never");
 	settled_free_kb();
 	avail = free_order4_units();
+	fallbacks_start();
 	fault_mthp(avail, 0);
+	w->fault_fallbacks = fallbacks_stop();
 	mig0 = vmstat("defrag_migrated");
 	scan0 = vmstat("defrag_scanned");
 	snprintf(req, sizeof(req), "4 %ld", (want + 1) / 2);
@@ -171,8 +177,9 @@ static void kdefrag(int kind, long want, struct work *w)
 	w->blocks = m ? strtol(m + 5, NULL, 10) : 0;
 	w->migrated = vmstat("defrag_migrated") - mig0;
 	w->scanned = vmstat("defrag_scanned") - scan0;
-	printf("kdefrag:    %ld free order-4 units before, used up; asked for %s per zone: %ld made, %ld pages migrated, %ld scanned, %ld fallbacks while coalescing\n",
-	       avail, req + 2, w->blocks, w->migrated, w->scanned, w->fallbacks);
+	printf("kdefrag:    %ld free order-4 units before, used up (%ld fallbacks while faulting); asked for %s per zone: %ld made, %ld pages migrated, %ld scanned, %ld fallbacks while coalescing\n",
+	       avail, w->fault_fallbacks, req + 2, w->blocks, w->migrated, w->scanned,
+	       w->fallbacks);
 	if (frag_check(&f))
 		kt_bail("kdefrag corrupted the workload's pages");
 	unfault();
