@@ -284,6 +284,45 @@ void unpin_longterm(int fd)
 	close(fd);
 }
 
+static int fault_attr(const char *dir, const char *attr, const char *val)
+{
+	char path[256];
+
+	snprintf(path, sizeof(path), "%s%s", dir, attr);
+	return write_str(path, val);
+}
+
+int fault_arm(const char *dir, int probability, bool task_only)
+{
+	char buf[32];
+	int ret;
+
+	snprintf(buf, sizeof(buf), "%d", FAULT_TIMES);
+	ret = fault_attr(dir, "times", buf);
+	if (ret)
+		return ret;
+	fault_attr(dir, "interval", "1");
+	fault_attr(dir, "verbose", "0");
+	fault_attr(dir, "task-filter", task_only ? "Y" : "N");
+	/* fail_page_alloc only: sleeping, highmem and order-0 calls fail too. */
+	fault_attr(dir, "ignore-gfp-wait", "N");
+	fault_attr(dir, "ignore-gfp-highmem", "N");
+	fault_attr(dir, "min-order", "0");
+	snprintf(buf, sizeof(buf), "%d", probability);
+	return fault_attr(dir, "probability", buf);
+}
+
+long fault_disarm(const char *dir)
+{
+	char path[256], buf[32];
+
+	fault_attr(dir, "probability", "0");
+	snprintf(path, sizeof(path), "%stimes", dir);
+	if (read_str(path, buf, sizeof(buf)) < 0)
+		return 0;
+	return FAULT_TIMES - strtol(buf, NULL, 10);
+}
+
 long mem_free_kb(void)
 {
 	char key[64];

@@ -66,6 +66,19 @@ long isolated_pageblocks(void);
 int pin_longterm(void *addr, size_t len);
 void unpin_longterm(int fd);
 
+/*
+ * Fault injection (@dir: FAIL_PAGE_ALLOC or FAIL_MAKE_REQUEST): fail
+ * @probability percent of the calls that may fail, at most FAULT_TIMES
+ * times; with @task_only, only calls by tasks whose
+ * /proc/self/make-it-fail is 1. Returns -errno without the capability.
+ * fault_disarm() stops it and returns the number of faults injected.
+ */
+#define FAIL_PAGE_ALLOC "/sys/kernel/debug/fail_page_alloc/"
+#define FAIL_MAKE_REQUEST "/sys/kernel/debug/fail_make_request/"
+#define FAULT_TIMES 1000000
+int fault_arm(const char *dir, int probability, bool task_only);
+long fault_disarm(const char *dir);
+
 /* Page contents: a pattern that depends on a seed and the page's index. */
 void fill_pages(void *p, size_t npages, uint64_t seed);
 /* Number of pages whose contents differ from fill_pages(p, npages, seed). */

@@ -3,9 +3,11 @@
  * Every kind of movable memory keeps its contents when kdefrag moves it:
  * private anon, shared anon, anon shared copy-on-write with a child,
  * tmpfs, ext4 page cache (clean and dirty; read back through mmap and
- * through read() after dropping caches), mlocked anon, swap cache and
- * mTHP folios. Each kind is moved by evacuating the 16-page ranges that
- * hold its pages (which checks that its pages really got new pfns), then
+ * through read() after dropping caches), mlocked anon, swap cache, mTHP
+ * folios and a PMD-mapped THP. Each kind is moved by evacuating the
+ * aligned ranges that hold its pages (16 pages; 512 for the THP, which
+ * must lie wholly inside the range), which checks that its pages really
+ * got new pfns, then
  * a round of coalesce requests moves whatever else it picks; afterwards
  * every page is compared with the pattern it was filled with.
  */
@@ -30,6 +32,7 @@ struct region {
 	size_t npages;
 	uint64_t seed;
 	size_t moved;		/* pages seen at a new pfn after evacuation */
+	size_t span;		/* pages per evacuated range */
 };
 
 static char *map(int flags, int fd)
@@ -50,21 +53,60 @@ static int file_fd(const char *path)
 	return fd;
 }
 
-/* Evacuate the aligned 16-page ranges that hold @r's pages; count moves. */
+/*
+ * Evacuate the aligned @r->span-page ranges that hold @r's pages, each
+ * once; count the pages that got a new pfn.
+ */
 static void evacuate_region(struct region *r)
 {
+	uint64_t *pfn = calloc(r->npages, sizeof(*pfn)), last = ~0ULL;
+
+	if (!pfn)
+		kt_bail("calloc");
+	for (size_t i = 0; i < r->npages; i++)
+		pfn[i] = virt_to_pfn(r->p + i * PAGE_SIZE);
 	for (size_t i = 0; i < r->npages; i++) {
-		uint64_t pfn = virt_to_pfn(r->p + i * PAGE_SIZE), start = pfn & ~15ULL;
+		uint64_t start = pfn[i] & ~(uint64_t)(r->span - 1);
 		char req[64];
 
-		if (!pfn)
+		if (!pfn[i] || start == last)
 			continue;
-		snprintf(req, sizeof(req), "%llu 16", (unsigned long long)start);
-		if (write_str("/sys/kernel/mm/defrag/evacuate", req))
-			continue;
-		if (virt_to_pfn(r->p + i * PAGE_SIZE) != pfn)
-			r->moved++;
+		last = start;
+		snprintf(req, sizeof(req), "%llu %zu", (unsigned long long)start, r->span);
+		write_str("/sys/kernel/mm/defrag/evacuate", req);
 	}
+	for (size_t i = 0; i < r->npages; i++)
+		r->moved += pfn[i] && virt_to_pfn(r->p + i * PAGE_SIZE) != pfn[i];
+	free(pfn);
+}
+
+/* A 2 MB aligned piece of a fresh anon mapping, advised for THP. */
+static char *map_thp(void)
+{
+	size_t len = 2 * NPAGES * PAGE_SIZE;
+	char *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED)
+		kt_bail("mmap: %s", strerror(errno));
+	p = (char *)(((unsigned long)p + NPAGES * PAGE_SIZE - 1) & ~(NPAGES * PAGE_SIZE - 1));
+	madvise(p, NPAGES * PAGE_SIZE, MADV_HUGEPAGE);
+	return p;
+}
+
+/* All of @r's pages are one PMD-sized folio: contiguous, aligned, THP. */
+static bool is_pmd_thp(struct region *r)
+{
+	uint64_t pfn0 = virt_to_pfn(r->p);
+
+	if (!pfn0 || pfn0 % NPAGES)
+		return false;
+	for (size_t i = 0; i < r->npages; i++) {
+		uint64_t pfn = virt_to_pfn(r->p + i * PAGE_SIZE);
+
+		if (pfn != pfn0 + i || !(kpageflags(pfn) & (1ULL << KPF_THP)))
+			return false;
+	}
+	return true;
 }
 
 static size_t count_flag(struct region *r, int bit)
@@ -80,6 +122,24 @@ static size_t count_flag(struct region *r, int bit)
 	return n;
 }
 
+#define THP "/sys/kernel/mm/transparent_hugepage/"
+
+/* The selected word of a THP setting ("always [madvise] never"). */
+static void thp_get(const char *path, char *val, size_t len)
+{
+	char buf[128], *a, *b;
+
+	snprintf(val, len, "never");
+	if (read_str(path, buf, sizeof(buf)) < 0)
+		return;
+	a = strchr(buf, '[');
+	b = a ? strchr(a, ']') : NULL;
+	if (b) {
+		*b = 0;
+		snprintf(val, len, "%s", a + 1);
+	}
+}
+
 static int swap_on(void)
 {
 	if (system("dd if=/dev/zero of=/mnt/disk/swap bs=1M count=32 2>/dev/null && "
@@ -91,36 +151,43 @@ static int swap_on(void)
 
 int main(void)
 {
-	struct region r[9];
+	struct region r[10];
 	int nr = 0, pipefd[2], status, fd_tmpfs, fd_ext4, fd_dirty;
 	size_t swapcache, thp;
+	char thp_pmd[32], thp_64k[32];
 	pid_t child;
 	char *cow;
 
-	kt_plan(23);
+	kt_plan(26);
 	if (swap_on())
 		kt_bail("cannot enable swap on /mnt/disk");
 
-	r[nr++] = (struct region){ "private anon", map(MAP_PRIVATE | MAP_ANONYMOUS, -1), NPAGES, 1, 0 };
-	r[nr++] = (struct region){ "shared anon", map(MAP_SHARED | MAP_ANONYMOUS, -1), NPAGES, 2, 0 };
+	r[nr++] = (struct region){ "private anon", map(MAP_PRIVATE | MAP_ANONYMOUS, -1), NPAGES, 1, 0, 16 };
+	r[nr++] = (struct region){ "shared anon", map(MAP_SHARED | MAP_ANONYMOUS, -1), NPAGES, 2, 0, 16 };
 	fd_tmpfs = file_fd("/mnt/tmpfs/data");
-	r[nr++] = (struct region){ "tmpfs", map(MAP_SHARED, fd_tmpfs), NPAGES, 3, 0 };
+	r[nr++] = (struct region){ "tmpfs", map(MAP_SHARED, fd_tmpfs), NPAGES, 3, 0, 16 };
 	fd_ext4 = file_fd("/mnt/disk/clean");
-	r[nr++] = (struct region){ "ext4 clean", map(MAP_SHARED, fd_ext4), NPAGES, 4, 0 };
+	r[nr++] = (struct region){ "ext4 clean", map(MAP_SHARED, fd_ext4), NPAGES, 4, 0, 16 };
 	fd_dirty = file_fd("/mnt/disk/dirty");
-	r[nr++] = (struct region){ "ext4 dirty", map(MAP_SHARED, fd_dirty), NPAGES, 5, 0 };
-	r[nr++] = (struct region){ "mlocked anon", map(MAP_PRIVATE | MAP_ANONYMOUS, -1), NPAGES, 6, 0 };
-	r[nr++] = (struct region){ "swap cache", map(MAP_PRIVATE | MAP_ANONYMOUS, -1), NPAGES, 7, 0 };
-	r[nr++] = (struct region){ "mTHP 64kB", map(MAP_PRIVATE | MAP_ANONYMOUS, -1), NPAGES, 8, 0 };
+	r[nr++] = (struct region){ "ext4 dirty", map(MAP_SHARED, fd_dirty), NPAGES, 5, 0, 16 };
+	r[nr++] = (struct region){ "mlocked anon", map(MAP_PRIVATE | MAP_ANONYMOUS, -1), NPAGES, 6, 0, 16 };
+	r[nr++] = (struct region){ "swap cache", map(MAP_PRIVATE | MAP_ANONYMOUS, -1), NPAGES, 7, 0, 16 };
+	r[nr++] = (struct region){ "mTHP 64kB", map(MAP_PRIVATE | MAP_ANONYMOUS, -1), NPAGES, 8, 0, 16 };
 	cow = map(MAP_PRIVATE | MAP_ANONYMOUS, -1);
-	r[nr++] = (struct region){ "fork-COW anon", cow, NPAGES, 9, 0 };
+	r[nr++] = (struct region){ "fork-COW anon", cow, NPAGES, 9, 0, 16 };
+	r[nr++] = (struct region){ "PMD THP", map_thp(), NPAGES, 10, 0, NPAGES };
 
 	for (int i = 0; i < nr; i++) {
-		if (i != 7)
+		if (i != 7 && i != 9)
 			madvise(r[i].p, NPAGES * PAGE_SIZE, MADV_NOHUGEPAGE);
 	}
-	write_str("/sys/kernel/mm/transparent_hugepage/hugepages-64kB/enabled", "always");
-	write_str("/sys/kernel/mm/transparent_hugepage/enabled", "never");
+	/* Restored at the end: later tests and plans expect the boot settings. */
+	thp_get(THP "enabled", thp_pmd, sizeof(thp_pmd));
+	thp_get(THP "hugepages-64kB/enabled", thp_64k, sizeof(thp_64k));
+	write_str(THP "hugepages-64kB/enabled", "always");
+	write_str(THP "enabled", "madvise");
+	/* Make the order-9 block the THP fault needs (our own tool at work). */
+	write_str("/sys/kernel/mm/defrag/coalesce", "9 1");
 	for (int i = 0; i < nr; i++)
 		fill_pages(r[i].p, r[i].npages, r[i].seed);
 	/* Clean page cache: written back, still cached. */
@@ -135,6 +202,7 @@ int main(void)
 	kt_diag("%zu swap-cache pages, %zu pages in THP folios", swapcache, thp);
 	kt_ok(swapcache > 0, "swap-cache pages exist (%zu)", swapcache);
 	kt_ok(thp > 0, "mTHP folios exist (%zu pages)", thp);
+	kt_ok(is_pmd_thp(&r[9]), "the THP region is one PMD-sized folio");
 
 	/* The child shares the COW pages and checks them after the move. */
 	if (pipe(pipefd))
@@ -190,5 +258,7 @@ int main(void)
 		free(buf);
 	}
 	system("swapoff /mnt/disk/swap");
+	write_str(THP "enabled", thp_pmd);
+	write_str(THP "hugepages-64kB/enabled", thp_64k);
 	return kt_done();
 }

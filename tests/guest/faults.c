@@ -20,9 +20,6 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#define FPA "/sys/kernel/debug/fail_page_alloc/"
-#define FMR "/sys/kernel/debug/fail_make_request/"
-#define TIMES 100000
 #define IO_LEN (2UL << 20)	/* 8 s of writeback on the throttled disk */
 
 /*
@@ -33,8 +30,8 @@
  */
 static long io_faults(long *bad, long *injected, int *fsync_err)
 {
-	long other = 0, left;
-	char buf[64], req[32], *map, *data;
+	long other = 0;
+	char req[32], *map, *data;
 	int fd = open("/dev/vdb", O_RDWR);
 
 	if (fd < 0)
@@ -47,11 +44,8 @@ static long io_faults(long *bad, long *injected, int *fsync_err)
 	/* A page whose write failed is clean: only mlock keeps it in memory. */
 	if (map == MAP_FAILED || mlock(map, IO_LEN))
 		kt_bail("cannot map and mlock /dev/vdb: %s", strerror(errno));
-	write_str(FMR "probability", "50");
-	write_str(FMR "interval", "1");
-	snprintf(buf, sizeof(buf), "%d", TIMES);
-	write_str(FMR "times", buf);
-	write_str(FMR "verbose", "0");
+	if (fault_arm(FAIL_MAKE_REQUEST, 50, false))
+		kt_bail("no fail_make_request");
 	write_str("/sys/block/vdb/make-it-fail", "1");
 	sync_file_range(fd, 0, IO_LEN, SYNC_FILE_RANGE_WRITE);
 	for (int i = 0; i < 40; i++) {
@@ -64,10 +58,7 @@ static long io_faults(long *bad, long *injected, int *fsync_err)
 	}
 	*fsync_err = fsync(fd) ? errno : 0;
 	write_str("/sys/block/vdb/make-it-fail", "0");
-	read_str(FMR "times", buf, sizeof(buf));
-	left = strtol(buf, NULL, 10);
-	write_str(FMR "probability", "0");
-	*injected = TIMES - left;
+	*injected = fault_disarm(FAIL_MAKE_REQUEST);
 	*bad = check_pages(map, IO_LEN / PAGE_SIZE, 0x10fa);
 	munmap(map, IO_LEN);
 	close(fd);
@@ -77,9 +68,9 @@ static long io_faults(long *bad, long *injected, int *fsync_err)
 
 int main(void)
 {
-	long free0, free1, enomem = 0, ok = 0, other = 0, left, injected, io_bad, io_injected;
+	long free0, free1, enomem = 0, ok = 0, other = 0, injected, io_bad, io_injected;
 	int fsync_err;
-	char req[32], buf[64];
+	char req[32];
 	struct frag f;
 	size_t bad;
 
@@ -87,14 +78,8 @@ int main(void)
 	free0 = settled_free_kb();
 	if (fragment_anon(&f, 64 * 1024, 0xfa17))
 		kt_bail("cannot fragment memory");
-	write_str(FPA "probability", "30");
-	write_str(FPA "interval", "1");
-	snprintf(buf, sizeof(buf), "%d", TIMES);
-	write_str(FPA "times", buf);
-	write_str(FPA "ignore-gfp-wait", "N");
-	write_str(FPA "ignore-gfp-highmem", "N");
-	write_str(FPA "min-order", "0");
-	write_str(FPA "task-filter", "Y");
+	if (fault_arm(FAIL_PAGE_ALLOC, 30, true))
+		kt_bail("no fail_page_alloc");
 
 	for (int i = 0; i < 60; i++) {
 		int ret;
@@ -110,10 +95,7 @@ int main(void)
 		else if (ret != -EBUSY)
 			other++;
 	}
-	read_str(FPA "times", buf, sizeof(buf));
-	left = strtol(buf, NULL, 10);
-	injected = TIMES - left;
-	write_str(FPA "probability", "0");
+	injected = fault_disarm(FAIL_PAGE_ALLOC);
 	kt_diag("60 requests: %ld ok, %ld ENOMEM, %ld other errors; %ld faults injected",
 		ok, enomem, other, injected);
 	kt_ok(injected > 0, "faults were injected into target allocations (%ld)", injected);

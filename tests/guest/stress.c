@@ -177,45 +177,6 @@ static pid_t start_stress_ng(int seconds)
 	return pid;
 }
 
-#define FPA "/sys/kernel/debug/fail_page_alloc/"
-#define FPA_TIMES 1000000
-
-/*
- * fail_page_alloc for the one caller that asks for it (task-filter, and
- * make-it-fail only around its own requests, so its page faults never
- * fail): its migration-target allocations fail at random while the other
- * callers and the checker run normally. Returns false without
- * CONFIG_FAIL_PAGE_ALLOC.
- */
-static bool faults_setup(void)
-{
-	char buf[32];
-
-	if (access(FPA "probability", W_OK))
-		return false;
-	write_str(FPA "probability", "10");
-	write_str(FPA "interval", "1");
-	snprintf(buf, sizeof(buf), "%d", FPA_TIMES);
-	write_str(FPA "times", buf);
-	write_str(FPA "ignore-gfp-wait", "N");
-	write_str(FPA "ignore-gfp-highmem", "N");
-	write_str(FPA "min-order", "0");
-	write_str(FPA "verbose", "0");
-	write_str(FPA "task-filter", "Y");
-	return true;
-}
-
-/* Faults injected since faults_setup(); stops injecting. */
-static long faults_injected(void)
-{
-	char buf[32];
-
-	if (read_str(FPA "times", buf, sizeof(buf)) < 0)
-		return 0;
-	write_str(FPA "probability", "0");
-	return FPA_TIMES - strtol(buf, NULL, 10);
-}
-
 /*
  * Random defrag requests until @deadline; returns the number of requests.
  * With @inject, every request runs with fail_page_alloc armed.
@@ -265,7 +226,12 @@ int main(int argc, char **argv)
 	free0 = settled_free_kb();
 	if (pipe(pipefd))
 		kt_bail("pipe");
-	inject = faults_setup();
+	/*
+	 * One caller's requests (make-it-fail is set around each) get their
+	 * migration-target allocations failed at random; its page faults and
+	 * everyone else's allocations are left alone.
+	 */
+	inject = fault_arm(FAIL_PAGE_ALLOC, 10, true) == 0;
 	sng = start_stress_ng(seconds);
 	if (sng < 0)
 		kt_bail("no stress-ng at %s", STRESS_NG);
@@ -293,7 +259,7 @@ int main(int argc, char **argv)
 	}
 	if (waitpid(sng, &st, 0) == sng && WIFEXITED(st))
 		sng_status = WEXITSTATUS(st);
-	injected = faults_injected();
+	injected = inject ? fault_disarm(FAIL_PAGE_ALLOC) : 0;
 	kt_diag("%ld defrag requests, %ld attempts (%ld succeeded), %ld page checks in %d s",
 		calls, vmstat("defrag_attempt") - att0, vmstat("defrag_success") - succ0,
 		res.verified, seconds);
