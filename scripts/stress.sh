@@ -12,7 +12,7 @@ build=$KDEFRAG_CACHE/build-debug
 KDEFRAG_BUILD=$build "$KDEFRAG_ROOT/scripts/build.sh" \
 	"$KDEFRAG_ROOT/config/qemu.config" "$KDEFRAG_ROOT/config/debug.config" >/dev/null
 status=0
-"$KDEFRAG_ROOT/scripts/run-guest.sh" -k "$build/arch/x86/boot/bzImage" -t $((secs + 900)) \
+"$KDEFRAG_ROOT/scripts/run-guest.sh" -k "$build/arch/x86/boot/bzImage" -t $((secs + 2400)) \
 	-a "kdefrag_stress=$secs debug_pagealloc=on page_owner=on" stress || status=$?
 res=$KDEFRAG_OUT/runs/stress/results.ktap
 splats=$(grep -caE 'BUG: |WARNING: |Kernel panic|Oops: |possible circular locking|possible recursive locking|inconsistent lock state|INFO: task .* blocked|soft lockup|KASAN: ' \
