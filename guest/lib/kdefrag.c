@@ -323,22 +323,42 @@ long fault_disarm(const char *dir)
 	return FAULT_TIMES - strtol(buf, NULL, 10);
 }
 
-long mem_free_kb(void)
+/* A /proc/meminfo field, in kB; -1 if missing. */
+static long meminfo_kb(const char *name)
 {
-	char key[64];
+	char key[64], want[64];
 	long val;
 	FILE *f = fopen("/proc/meminfo", "r");
 
 	if (!f)
 		return -1;
+	snprintf(want, sizeof(want), "%s:", name);
 	while (fscanf(f, "%63s %ld kB", key, &val) == 2) {
-		if (!strcmp(key, "MemFree:")) {
+		if (!strcmp(key, want)) {
 			fclose(f);
 			return val;
 		}
 	}
 	fclose(f);
 	return -1;
+}
+
+long mem_free_kb(void)
+{
+	return meminfo_kb("MemFree");
+}
+
+long free_slack_kb(void)
+{
+	char line[256];
+	bool kasan = false;
+	FILE *f = fopen("/proc/kallsyms", "r");
+
+	while (f && !kasan && fgets(line, sizeof(line), f))
+		kasan = strstr(line, " kasan_quarantine_reduce\n") != NULL;
+	if (f)
+		fclose(f);
+	return 16 * 1024 + (kasan ? meminfo_kb("MemTotal") / 32 : 0);
 }
 
 long settled_free_kb(void)

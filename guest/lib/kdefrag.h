@@ -55,6 +55,12 @@ long mem_free_kb(void);
  * empty (reading kdefrag's debugfs summary drains them).
  */
 long settled_free_kb(void);
+/*
+ * How far MemFree may stay below its level after a test without a leak:
+ * 16 MB, plus KASAN's quarantine (up to 1/32 of memory) when the kernel
+ * has KASAN, since freed slab objects wait there.
+ */
+long free_slack_kb(void);
 /* Pageblocks now MIGRATE_ISOLATE, from /proc/pagetypeinfo; -1 on error. */
 long isolated_pageblocks(void);
 
