@@ -10,6 +10,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <time.h>
 #include <unistd.h>
 
 static int kt_n, kt_failed;
@@ -86,6 +87,14 @@ uint64_t rnd(void)
 	rng ^= rng >> 7;
 	rng ^= rng << 17;
 	return rng;
+}
+
+double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
 long vmstat(const char *name)

@@ -26,6 +26,9 @@ void kt_bail(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn
 extern uint64_t rng;
 uint64_t rnd(void);
 
+/* Seconds on CLOCK_MONOTONIC. */
+double now(void);
+
 /* Reads a counter from /proc/vmstat; -1 if absent. */
 long vmstat(const char *name);
 /* Free blocks of order >= @order in every zone of /proc/buddyinfo (node -1: all). */

@@ -33,14 +33,6 @@ static const char *const region_names[NREGIONS] = {
 };
 #define STRESS_NG "/mnt/disk/stress-ng/run"
 
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 static uint64_t seed_of(int k, uint32_t gen, int i)
 {
 	return ((uint64_t)k << 48) + ((uint64_t)gen << 24) + i;

@@ -68,11 +68,12 @@ static bool range_movable(uint64_t pfn)
 
 int main(void)
 {
-	size_t npages = LEN / PAGE_SIZE, nwb = 0, conclusive = 0, moved_after = 0;
+	size_t npages = LEN / PAGE_SIZE, nwb = 0, nwb_all = 0, conclusive = 0, moved_after = 0;
 	uint64_t wb_pfn[SAMPLES];
 	size_t wb_idx[SAMPLES];
 	char *buf, *map, why[32], sum[16384];
 	long infeasible = 0;
+	double t0;
 	int fd, ret;
 
 	kt_plan(5);
@@ -81,6 +82,7 @@ int main(void)
 		kt_bail("no throttled disk %s: %s", DISK, strerror(errno));
 	buf = malloc(LEN);
 	fill_pages(buf, npages, 0x3b);
+	t0 = now();
 	if (pwrite(fd, buf, LEN, 0) != (ssize_t)LEN)
 		kt_bail("cannot write %s", DISK);
 	/* The page cache pages, mapped so that pagemap tells their pfns. */
@@ -93,18 +95,29 @@ int main(void)
 	if (sync_file_range(fd, 0, LEN, SYNC_FILE_RANGE_WRITE))
 		kt_bail("sync_file_range: %s", strerror(errno));
 
-	for (size_t i = 0; i < npages && nwb < SAMPLES; i += npages / 64) {
+	/*
+	 * The end of the file is written back last: sample from there, one
+	 * page per order-4 range, where writeback is the only thing that
+	 * could stop a move.
+	 */
+	for (size_t i = npages; i-- > 0;) {
 		uint64_t pfn = virt_to_pfn(map + i * PAGE_SIZE);
 
-		/* Ranges where writeback is the only thing that could stop a move. */
-		if (pfn && under_writeback(pfn) && range_movable(pfn)) {
+		if (!pfn || !under_writeback(pfn))
+			continue;
+		nwb_all++;
+		if (nwb < SAMPLES && range_movable(pfn) &&
+		    (!nwb || (wb_pfn[nwb - 1] & ~15ULL) != (pfn & ~15ULL))) {
 			wb_pfn[nwb] = pfn;
 			wb_idx[nwb++] = i;
 		}
 	}
-	kt_diag("%zu sampled pages under writeback", nwb);
-	if (!nwb)
+	kt_diag("%zu of %zu pages under writeback after %ld ms; %zu samples in ranges of LRU or free pages",
+		nwb_all, npages, (long)((now() - t0) * 1000), nwb);
+	if (!nwb_all)
 		kt_bail("no page under writeback: is %s throttled?", DISK);
+	if (!nwb)
+		kt_bail("no page under writeback in a range of LRU or free pages");
 
 	if (write_str("/sys/kernel/debug/defrag/order", "4") == 0 &&
 	    read_str("/sys/kernel/debug/defrag/summary", sum, sizeof(sum)) > 0) {
