@@ -13,6 +13,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -65,8 +66,9 @@ int main(int argc, char **argv)
 			ok++;
 		else if (ret == -EBUSY || ret == -ENOMEM)
 			busy++;
-		else
-			other++;
+		else if (!other++)
+			printf("# churn: first other error: %s <- \"%s\": %s\n",
+			       path, req, strerror(-ret));
 		nanosleep(&ts, NULL);
 	}
 	printf("# churn: %ld requests: %ld made or evacuated, %ld busy/nomem, %ld other errors\n",
