@@ -24,7 +24,7 @@ stress:
 	@scripts/stress.sh
 
 check:
-	@scripts/check.sh
+	@T="$(T)" REPEAT="$(REPEAT)" scripts/check.sh
 
 selftests-stock:
 	@scripts/selftests-stock.sh

@@ -1,38 +1,121 @@
 #!/bin/bash
 # "make check": install, build, boot, run every test; ends with
 # "N passed, N failed" and exits non-zero on any failure.
+#   T=GLOBS    only the guest tests whose names match (comma-separated
+#              globs, e.g. T=writeback or T='coalesce-*'); no checkpatch,
+#              no harness self-tests
+#   REPEAT=N   boot each selected plan N times on the one build, print each
+#              boot's verdict and a tally (to show a flake and its fix)
+# Either makes the run partial, and $KDEFRAG_OUT/last-check says so: only a
+# complete run of a clean checkout tests a commit.
 . "$(dirname "$0")/lib.sh"
 set +e
+
+T=${T:-}
+REPEAT=${REPEAT:-1}
+[[ "$REPEAT" =~ ^[1-9][0-9]*$ ]] || die "REPEAT must be a positive number, not '$REPEAT'"
+[[ "$T" =~ ^[][A-Za-z0-9_.*?,-]*$ ]] || die "T: test names and globs only, comma-separated: '$T'"
 
 pass=0 fail=0
 add() { pass=$((pass + $1)); fail=$((fail + $2)); }
 
+# What this run tests, for $KDEFRAG_OUT/last-check.
+commit=$(git -C "$KDEFRAG_ROOT" rev-parse --short=7 HEAD 2>/dev/null || echo unknown)
+partial=()
+[ -n "$T" ] && partial+=("T=$T")
+[ "$REPEAT" -gt 1 ] && partial+=("REPEAT=$REPEAT")
+[ -z "$(git -C "$KDEFRAG_ROOT" status --porcelain 2>/dev/null)" ] ||
+	partial+=("uncommitted changes")
+if [ ${#partial[@]} -eq 0 ]; then
+	scope="complete"
+else
+	scope="partial ($(IFS=,; echo "${partial[*]}" | sed 's/,/, /g'))"
+fi
+record=()
+mkdir -p "$KDEFRAG_OUT"
+last=$KDEFRAG_OUT/last-check
+# Until the run ends, the record says it did not.
+printf 'commit %s: make check started %s, not finished (partial)\n' \
+	"$commit" "$(date -u '+%F %T UTC')" > "$last"
+
 "$KDEFRAG_ROOT/scripts/deps.sh" || die "installing packages failed"
 "$KDEFRAG_ROOT/scripts/tree.sh" build || die "patches/series does not apply"
-mkdir -p "$KDEFRAG_OUT"
 "$KDEFRAG_ROOT/scripts/build.sh" >/dev/null || die "kernel build failed"
+series=$(cd "$KDEFRAG_ROOT/patches" && grep -v -e '^#' -e '^[[:space:]]*$' series |
+	xargs cat | sha1sum | cut -c1-12)
 
 # Style of every patch in the series.
-"$KDEFRAG_ROOT/scripts/checkpatch.sh" | tee "$KDEFRAG_OUT/checkpatch.tap" | grep -v "^[0-9]* [0-9]*$"
-read -r p f < <(tail -n 1 "$KDEFRAG_OUT/checkpatch.tap")
-add "$p" "$f"
+if [ -z "$T" ] && [ "$REPEAT" -eq 1 ]; then
+	"$KDEFRAG_ROOT/scripts/checkpatch.sh" | tee "$KDEFRAG_OUT/checkpatch.tap" | grep -v "^[0-9]* [0-9]*$"
+	read -r p f < <(tail -n 1 "$KDEFRAG_OUT/checkpatch.tap")
+	add "$p" "$f"
+	record+=("checkpatch: $p passed, $f failed")
+fi
+
+# Does plan $1 hold a test that T selects?
+selected() {
+	local name g
+	[ -z "$T" ] && return 0
+	while read -r name _; do
+		for g in ${T//,/ }; do
+			# shellcheck disable=SC2053 # the glob is the point
+			[[ $name == $g ]] && return 0
+		done
+	done < <(set -f; grep -v -e '^#' -e '^[[:space:]]*$' "$KDEFRAG_ROOT/guest/plans/$1")
+	return 1
+}
+
+# boot PLAN TIMEOUT: the plan REPEAT times; each boot's logs are kept in
+# runs/PLAN/repeat-K when repeating.
+boot() {
+	local plan=$1 k green=0 p f run=$KDEFRAG_OUT/runs/$1
+	selected "$plan" || return 0
+	rm -rf "$run"/repeat-*
+	for ((k = 1; k <= REPEAT; k++)); do
+		rm -f "$run/counts"
+		"$KDEFRAG_ROOT/scripts/run-guest.sh" -t "$2" ${T:+-T "$T"} "$plan"
+		p=0 f=1
+		[ -f "$run/counts" ] && read -r p f < "$run/counts"
+		add "$p" "$f"
+		[ "$f" -eq 0 ] && green=$((green + 1))
+		if [ "$REPEAT" -gt 1 ]; then
+			mkdir -p "$run/repeat-$k"
+			cp "$run"/{console.log,results.ktap,counts} "$run/repeat-$k/" 2>/dev/null
+			log "repeat $k of $REPEAT, $plan: $p passed, $f failed"
+		fi
+	done
+	if [ "$REPEAT" -gt 1 ]; then
+		log "$plan: green in $green of $REPEAT boots (logs in $run/repeat-*)"
+		record+=("$plan: green in $green of $REPEAT boots")
+	else
+		record+=("$plan: $p passed, $f failed")
+	fi
+}
 
 # The in-guest tests (KUnit results included).
-"$KDEFRAG_ROOT/scripts/run-guest.sh" -t 3000 check
-read -r p f < "$KDEFRAG_OUT/runs/check/counts"
-add "$p" "$f"
+boot check 3000
 
 # The kernel's mm selftests under churn, in a fresh boot of their own: the
 # stock column (tests/selftests/stock.txt) was recorded that way, and the
 # tests above leave memory and settings behind that the selftests notice.
-"$KDEFRAG_ROOT/scripts/run-guest.sh" -t 1800 selftests
-read -r p f < "$KDEFRAG_OUT/runs/selftests/counts"
-add "$p" "$f"
+boot selftests 1800
+
+[ ${#record[@]} -gt 0 ] || [ -z "$T" ] || die "T=$T names no test of guest/plans/check or guest/plans/selftests"
 
 # The harness's own failure paths.
-"$KDEFRAG_ROOT/tests/harness/run.sh" | tee "$KDEFRAG_OUT/harness.tap" | grep -v '^[0-9]* [0-9]*$'
-read -r p f < <(tail -n 1 "$KDEFRAG_OUT/harness.tap")
-add "$p" "$f"
+if [ -z "$T" ] && [ "$REPEAT" -eq 1 ]; then
+	"$KDEFRAG_ROOT/tests/harness/run.sh" | tee "$KDEFRAG_OUT/harness.tap" | grep -v '^[0-9]* [0-9]*$'
+	read -r p f < <(tail -n 1 "$KDEFRAG_OUT/harness.tap")
+	add "$p" "$f"
+	record+=("harness: $p passed, $f failed")
+fi
 
+{
+	echo "commit $commit, series $series: make check $scope"
+	printf '  %s\n' "${record[@]}"
+	echo "  total: $pass passed, $fail failed"
+	echo "  finished $(date -u '+%F %T UTC')"
+} > "$last"
+[ ${#partial[@]} -eq 0 ] || log "partial run ($scope): it does not stand for a full make check"
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -1,6 +1,8 @@
 #!/bin/bash
 # Boot a kernel in QEMU, run one guest test plan, judge the run.
-#   run-guest.sh [-k bzImage] [-m MEM] [-t TIMEOUT_S] [-a "extra cmdline"] PLAN
+#   run-guest.sh [-k bzImage] [-m MEM] [-t TIMEOUT_S] [-a "extra cmdline"] [-T GLOBS] PLAN
+# -T runs only the plan's tests whose names match one of the comma-separated
+# globs (make check T=...).
 # Writes $KDEFRAG_OUT/runs/PLAN/{console.log,results.ktap} and prints the
 # verdict (scripts/verdict.sh); exits non-zero on any failure.
 . "$(dirname "$0")/lib.sh"
@@ -9,16 +11,19 @@ kernel=$KDEFRAG_BUILD/arch/x86/boot/bzImage
 mem=${KDEFRAG_MEM:-1G}
 timeout=${KDEFRAG_TIMEOUT:-900}
 append=""
-while getopts k:m:t:a: o; do
+only=""
+while getopts k:m:t:a:T: o; do
 	case $o in
 	k) kernel=$OPTARG ;; m) mem=$OPTARG ;; t) timeout=$OPTARG ;; a) append=$OPTARG ;;
-	*) die "usage: run-guest.sh [-k bzImage] [-m MEM] [-t SECONDS] [-a CMDLINE] PLAN" ;;
+	T) only=$OPTARG ;;
+	*) die "usage: run-guest.sh [-k bzImage] [-m MEM] [-t SECONDS] [-a CMDLINE] [-T GLOBS] PLAN" ;;
 	esac
 done
 shift $((OPTIND - 1))
 plan=${1:?plan name}
 [ -f "$KDEFRAG_ROOT/guest/plans/$plan" ] || die "no plan guest/plans/$plan"
 [ -f "$kernel" ] || die "no kernel $kernel (run scripts/build.sh)"
+[[ "$only" =~ ^[][A-Za-z0-9_.*?,-]*$ ]] || die "-T: test names and globs only, comma-separated: '$only'"
 
 initrd=$("$KDEFRAG_ROOT/scripts/initramfs.sh")
 run=$KDEFRAG_OUT/runs/$plan
@@ -44,8 +49,8 @@ if [ "${KDEFRAG_ACCEL:-tcg}" = kvm ]; then
 	fi
 fi
 
-cmdline="console=ttyS0 panic=-1 loglevel=6 numa=fake=2 kdefrag_plan=$plan $append"
-log "booting $plan ($accel, $mem, timeout ${timeout}s)"
+cmdline="console=ttyS0 panic=-1 loglevel=6 numa=fake=2 kdefrag_plan=$plan${only:+ kdefrag_only=$only} $append"
+log "booting $plan${only:+ (only $only)} ($accel, $mem, timeout ${timeout}s)"
 set +e
 timeout --kill-after=10 "$timeout" qemu-system-x86_64 \
 	-accel "$accel" -cpu max -smp 2 -m "$mem" \
