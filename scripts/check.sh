@@ -18,6 +18,14 @@ REPEAT=${REPEAT:-1}
 
 pass=0 fail=0
 add() { pass=$((pass + $1)); fail=$((fail + $2)); }
+# read_counts < FILE: "P F" from a stage's last line; a stage that wrote
+# none (or garbage) counts as one failure.
+read_counts() {
+	local p f
+	read -r p f _ || true
+	[[ "$p" =~ ^[0-9]+$ && "$f" =~ ^[0-9]+$ ]] || { p=0 f=1; }
+	echo "$p $f"
+}
 
 # What this run tests, for $KDEFRAG_OUT/last-check.
 commit=$(git -C "$KDEFRAG_ROOT" rev-parse --short=7 HEAD 2>/dev/null || echo unknown)
@@ -34,8 +42,8 @@ fi
 record=()
 mkdir -p "$KDEFRAG_OUT"
 last=$KDEFRAG_OUT/last-check
-# Until the run ends, the record says it did not.
-printf 'commit %s: make check started %s, not finished (partial)\n' \
+# Until the run ends, the record says it did not, and counts it failed.
+printf 'commit %s: make check started %s, not finished (partial): 1 failed\n' \
 	"$commit" "$(date -u '+%F %T UTC')" > "$last"
 
 "$KDEFRAG_ROOT/scripts/deps.sh" || die "installing packages failed"
@@ -47,14 +55,15 @@ series=$(cd "$KDEFRAG_ROOT/patches" && grep -v -e '^#' -e '^[[:space:]]*$' serie
 # Style of every patch in the series.
 if [ -z "$T" ] && [ "$REPEAT" -eq 1 ]; then
 	"$KDEFRAG_ROOT/scripts/checkpatch.sh" | tee "$KDEFRAG_OUT/checkpatch.tap" | grep -v "^[0-9]* [0-9]*$"
-	read -r p f < <(tail -n 1 "$KDEFRAG_OUT/checkpatch.tap")
+	read -r p f < <(tail -n 1 "$KDEFRAG_OUT/checkpatch.tap" | read_counts)
 	add "$p" "$f"
 	record+=("checkpatch: $p passed, $f failed")
 fi
 
 # Does plan $1 hold a test that T selects?
 selected() {
-	local name g
+	local - name g
+	set -f	# the globs are for test names, not for files here
 	[ -z "$T" ] && return 0
 	while read -r name _; do
 		for g in ${T//,/ }; do
@@ -74,8 +83,7 @@ boot() {
 	for ((k = 1; k <= REPEAT; k++)); do
 		rm -f "$run/counts"
 		"$KDEFRAG_ROOT/scripts/run-guest.sh" -t "$2" ${T:+-T "$T"} "$plan"
-		p=0 f=1
-		[ -f "$run/counts" ] && read -r p f < "$run/counts"
+		read -r p f < <(read_counts 2>/dev/null < "$run/counts" || echo 0 1)
 		add "$p" "$f"
 		[ "$f" -eq 0 ] && green=$((green + 1))
 		if [ "$REPEAT" -gt 1 ]; then
@@ -105,11 +113,16 @@ boot selftests 1800
 # The harness's own failure paths.
 if [ -z "$T" ] && [ "$REPEAT" -eq 1 ]; then
 	"$KDEFRAG_ROOT/tests/harness/run.sh" | tee "$KDEFRAG_OUT/harness.tap" | grep -v '^[0-9]* [0-9]*$'
-	read -r p f < <(tail -n 1 "$KDEFRAG_OUT/harness.tap")
+	read -r p f < <(tail -n 1 "$KDEFRAG_OUT/harness.tap" | read_counts)
 	add "$p" "$f"
 	record+=("harness: $p passed, $f failed")
 fi
 
+# Edits made while it ran were tested too (guest programs, plans).
+if [ ${#partial[@]} -eq 0 ] && [ -n "$(git -C "$KDEFRAG_ROOT" status --porcelain 2>/dev/null)" ]; then
+	partial+=("changes made during the run")
+	scope="partial (changes made during the run)"
+fi
 {
 	echo "commit $commit, series $series: make check $scope"
 	printf '  %s\n' "${record[@]}"
