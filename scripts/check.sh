@@ -129,6 +129,6 @@ fi
 	echo "  total: $pass passed, $fail failed"
 	echo "  finished $(date -u '+%F %T UTC')"
 } > "$last"
-[ ${#partial[@]} -eq 0 ] || log "partial run ($scope): it does not stand for a full make check"
+[ ${#partial[@]} -eq 0 ] || log "this run was $scope: it does not stand for a full make check"
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -118,6 +118,8 @@ int main(void)
 	 * writeback lasts if no range qualified.
 	 */
 	for (int pass = 0; pass < 3 && !nwb; pass++) {
+		if (pass)
+			usleep(200000);	/* let more of the file reach the LRU */
 		lru_drain(buf);
 		nwb_all = 0;
 		for (size_t i = npages; i-- > 0;) {

@@ -11,6 +11,7 @@ cases=(
 	"selftest-pass|0|selftest-pass: 1 passed, 0 failed|"
 	"selftest-fail|1|case: not ok 1 - deliberate failure|"
 	"selftest-fail|1|not ok 1 no-test-matches|-T nothing-by-this-name"
+	"selftest-fail|0|selftest-fail: 1 passed, 0 failed|-T pass"
 	"selftest-panic|1|Kernel panic - not syncing: sysrq triggered crash|"
 	"selftest-warn|1|WARNING: CPU: 0 PID: 1 at kdefrag harness self-test|"
 	"selftest-hang|1|guest timed out after 30s|-t 30"
