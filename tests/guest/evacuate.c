@@ -7,7 +7,9 @@
  *  - evacuate empties a range of our own anon pages, which keep their
  *    contents at new pfns;
  *  - ranges holding long-term pinned pages, slab or page tables are never
- *    evacuated, and coalesce never moves pinned pages.
+ *    evacuated, and coalesce never moves pinned pages;
+ *  - a page that holds an extra reference (not a pin) is retried before
+ *    evacuate gives up, and moves once the reference is gone.
  */
 #include "kdefrag.h"
 
@@ -17,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -256,14 +259,62 @@ static void test_unmovable_kernel_pages(void)
 	      found[0], found[1], wrong);
 }
 
+/*
+ * A tmpfs page that a pipe holds (vmsplice() takes a plain reference, not
+ * a pin) cannot migrate: its refcount does not match. evacuate retries it
+ * with sleeps of at least 4, 8, 16 and 32 ms before it gives up, so the
+ * refusal takes 60 ms or more (without retries it takes microseconds);
+ * the page keeps its pfn and contents, and moves once the pipe lets go.
+ */
+static void test_transient_reference(void)
+{
+	size_t npages = 8;
+	int fd = open("/dev/shm/kdefrag-evacuate", O_RDWR | O_CREAT | O_TRUNC, 0600);
+	char *buf, req[64];
+	struct iovec iov;
+	uint64_t pfn;
+	double t0, ms;
+	int p[2], ret;
+
+	if (fd < 0 || ftruncate(fd, npages * PAGE_SIZE) || pipe(p))
+		kt_bail("tmpfs file or pipe: %s", strerror(errno));
+	buf = mmap(NULL, npages * PAGE_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (buf == MAP_FAILED)
+		kt_bail("mmap: %s", strerror(errno));
+	madvise(buf, npages * PAGE_SIZE, MADV_NOHUGEPAGE);
+	fill_pages(buf, npages, 0x7e5f);
+	iov.iov_base = buf + 3 * PAGE_SIZE;
+	iov.iov_len = PAGE_SIZE;
+	if (vmsplice(p[1], &iov, 1, 0) != PAGE_SIZE)
+		kt_bail("vmsplice: %s", strerror(errno));
+	pfn = virt_to_pfn(iov.iov_base);
+	snprintf(req, sizeof(req), "%llu 1", (unsigned long long)pfn);
+	t0 = now();
+	ret = write_str(DIR "evacuate", req);
+	ms = (now() - t0) * 1000;
+	kt_ok(ret == -EBUSY && ms >= 50 && virt_to_pfn(iov.iov_base) == pfn,
+	      "a page held by a pipe is retried, then refused: %s after %.0f ms (>= 50), pfn kept",
+	      strerror(-ret), ms);
+	close(p[0]);
+	close(p[1]);
+	ret = write_str(DIR "evacuate", req);
+	kt_ok(ret == 0 && virt_to_pfn(iov.iov_base) != pfn &&
+	      check_pages(buf, npages, 0x7e5f) == 0,
+	      "once the pipe let go it moves (%s), contents intact", strerror(-ret));
+	munmap(buf, npages * PAGE_SIZE);
+	close(fd);
+	unlink("/dev/shm/kdefrag-evacuate");
+}
+
 int main(void)
 {
-	kt_plan(11);
+	kt_plan(13);
 	test_bad_input();
 	test_tunables();
 	test_unprivileged();
 	test_evacuate_own();
 	test_pinned();
 	test_unmovable_kernel_pages();
+	test_transient_reference();
 	return kt_done();
 }
