@@ -114,8 +114,11 @@ int main(void)
 	 * The end of the file is written back last: sample from there, one
 	 * page per order-4 range, where writeback is the only thing that
 	 * could stop a move. The pages written last may still be in LRU
-	 * batches: drain them, and look again (up to 3 times) while
-	 * writeback lasts if no range qualified.
+	 * batches: drain them. Free pages on pcp lists (neither LRU nor
+	 * buddy) and kernel pages around the block device's cache (it is
+	 * not movable memory) come and go: look again (up to 3 times)
+	 * while writeback lasts if no range qualified. On the debug kernel
+	 * this is not always enough yet (issue 16).
 	 */
 	for (int pass = 0; pass < 3 && !nwb; pass++) {
 		if (pass)
