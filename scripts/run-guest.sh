@@ -30,12 +30,16 @@ run=$KDEFRAG_OUT/runs/$plan
 mkdir -p "$run"
 rm -f "$run"/console.log "$run"/results.ktap
 # A fresh ext4 disk per boot (/dev/vda, sparse, big enough to fill the
-# guest's memory with page cache; holds stress-ng and the mm selftests), and a raw disk whose writes QEMU
-# throttles (/dev/vdb), so that pages stay under writeback for seconds.
+# guest's memory with page cache; holds stress-ng and the mm selftests), and
+# a disk whose writes QEMU throttles (/dev/vdb), so that pages stay under
+# writeback for seconds: ext4 on its first 32 MiB (the writeback test's
+# file, movable page cache as users' files are), raw past it (faults
+# fails writes there).
 stage=$("$KDEFRAG_ROOT/scripts/disk-stage.sh")
 truncate -s 0 "$run/disk.img" && truncate -s 1536M "$run/disk.img"
 mkfs.ext4 -q -F -d "$stage" "$run/disk.img"
 truncate -s 0 "$run/slow.img" && truncate -s 64M "$run/slow.img"
+mkfs.ext4 -q -F "$run/slow.img" 32M
 
 # KVM hangs on these machines; TCG unless explicitly asked for and working.
 accel=tcg,thread=multi

@@ -5,7 +5,7 @@
  *    switched on only around the requests), fails kdefrag's
  *    migration-target allocations at random;
  *  - fail_make_request fails half the writes to the throttled disk
- *    (/dev/vdb) while its page cache pages, mlocked so that reclaim
+ *    (/dev/vdb, raw, past the writeback test's filesystem) while its page cache pages, mlocked so that reclaim
  *    cannot drop them, are written back and coalesced around.
  * Requests may fail with ENOMEM or EBUSY, but no page is lost or
  * corrupted, no pageblock stays isolated, and MemFree comes back.
@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #define IO_LEN (2UL << 20)	/* 8 s of writeback on the throttled disk */
+#define IO_OFF (48UL << 20)	/* past the writeback test's filesystem */
 
 /*
  * Writes to the page cache of /dev/vdb fail at random while kdefrag
@@ -38,16 +39,16 @@ static long io_faults(long *bad, long *injected, int *fsync_err)
 		kt_bail("no /dev/vdb: %s", strerror(errno));
 	data = malloc(IO_LEN);
 	fill_pages(data, IO_LEN / PAGE_SIZE, 0x10fa);
-	if (pwrite(fd, data, IO_LEN, 0) != (ssize_t)IO_LEN)
+	if (pwrite(fd, data, IO_LEN, IO_OFF) != (ssize_t)IO_LEN)
 		kt_bail("cannot write /dev/vdb");
-	map = mmap(NULL, IO_LEN, PROT_READ, MAP_SHARED, fd, 0);
+	map = mmap(NULL, IO_LEN, PROT_READ, MAP_SHARED, fd, IO_OFF);
 	/* A page whose write failed is clean: only mlock keeps it in memory. */
 	if (map == MAP_FAILED || mlock(map, IO_LEN))
 		kt_bail("cannot map and mlock /dev/vdb: %s", strerror(errno));
 	if (fault_arm(FAIL_MAKE_REQUEST, 50, false))
 		kt_bail("no fail_make_request");
 	write_str("/sys/block/vdb/make-it-fail", "1");
-	sync_file_range(fd, 0, IO_LEN, SYNC_FILE_RANGE_WRITE);
+	sync_file_range(fd, IO_OFF, IO_LEN, SYNC_FILE_RANGE_WRITE);
 	for (int i = 0; i < 40; i++) {
 		int ret;
 

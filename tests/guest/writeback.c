@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Pages under writeback are never moved. The harness gives the guest a
- * second disk (/dev/vdb) whose writes QEMU throttles, so page cache pages
- * written to it stay under writeback for seconds:
+ * second disk (/dev/vdb, ext4 on its first 32 MiB) whose writes QEMU
+ * throttles, so the pages of a file written to it stay under writeback for
+ * seconds. A file, not the raw device: a block device's page cache is not
+ * movable memory (GFP_USER), so its neighbours are kernel pages that no
+ * request could move, while a file's pages sit among movable ones:
  *  - debugfs counts ranges holding them as infeasible ("writeback");
  *  - evacuate on a range holding one fails with EBUSY, reason writeback,
  *    and the page keeps its pfn and contents;
@@ -19,10 +22,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #define DISK "/dev/vdb"
+#define MNT "/mnt/slow"
+#define FILE_PATH MNT "/writeback"
 #define EVACUATE "/sys/kernel/mm/defrag/evacuate"
 #define LEN (8UL << 20)		/* 32 s of writeback at the throttled rate */
 #define SAMPLES 8
@@ -81,6 +88,13 @@ static void lru_drain(void *page)
 		syscall(SYS_move_pages, 0, 1, &page, &node, &status, MPOL_MF_MOVE);
 }
 
+/* faults.c fails writes to this disk later: leave no filesystem mounted. */
+static void unmount_slow(void)
+{
+	unlink(FILE_PATH);
+	umount2(MNT, MNT_DETACH);	/* now, even if a bail-out left it busy */
+}
+
 int main(void)
 {
 	size_t npages = LEN / PAGE_SIZE, nwb = 0, nwb_all = 0, conclusive = 0, moved_after = 0;
@@ -92,18 +106,22 @@ int main(void)
 	int fd, ret;
 
 	kt_plan(5);
-	fd = open(DISK, O_RDWR);
+	mkdir(MNT, 0755);
+	if (mount(DISK, MNT, "ext4", MS_NOATIME, NULL))
+		kt_bail("cannot mount the throttled disk %s on %s: %s", DISK, MNT, strerror(errno));
+	atexit(unmount_slow);
+	fd = open(FILE_PATH, O_RDWR | O_CREAT | O_TRUNC, 0600);
 	if (fd < 0)
-		kt_bail("no throttled disk %s: %s", DISK, strerror(errno));
+		kt_bail("cannot create %s: %s", FILE_PATH, strerror(errno));
 	buf = malloc(LEN);
 	fill_pages(buf, npages, 0x3b);
 	t0 = now();
 	if (pwrite(fd, buf, LEN, 0) != (ssize_t)LEN)
-		kt_bail("cannot write %s", DISK);
+		kt_bail("cannot write %s", FILE_PATH);
 	/* The page cache pages, mapped so that pagemap tells their pfns. */
 	map = mmap(NULL, LEN, PROT_READ, MAP_SHARED, fd, 0);
 	if (map == MAP_FAILED)
-		kt_bail("cannot map %s", DISK);
+		kt_bail("cannot map %s", FILE_PATH);
 	for (size_t i = 0; i < npages; i++)
 		(void)*(volatile char *)(map + i * PAGE_SIZE);
 	/* Start writeback of all of it; the throttled disk keeps it in flight. */
@@ -115,10 +133,8 @@ int main(void)
 	 * page per order-4 range, where writeback is the only thing that
 	 * could stop a move. The pages written last may still be in LRU
 	 * batches: drain them. Free pages on pcp lists (neither LRU nor
-	 * buddy) and kernel pages around the block device's cache (it is
-	 * not movable memory) come and go: look again (up to 3 times)
-	 * while writeback lasts if no range qualified. On the debug kernel
-	 * this is not always enough yet (issue 16).
+	 * buddy) come and go: look again (up to 3 times) while writeback
+	 * lasts if no range qualified.
 	 */
 	for (int pass = 0; pass < 3 && !nwb; pass++) {
 		if (pass)
