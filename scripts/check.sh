@@ -1,6 +1,6 @@
 #!/bin/bash
 # "make check": install, build, boot, run every test; ends with
-# "N passed, N failed" and exits non-zero on any failure.
+# "N passed, N failed, N skipped" and exits non-zero on any failure.
 #   T=GLOBS    only the guest tests whose names match (comma-separated
 #              globs, e.g. T=writeback or T='coalesce-*'); no checkpatch,
 #              no harness self-tests
@@ -16,15 +16,16 @@ REPEAT=${REPEAT:-1}
 [[ "$REPEAT" =~ ^[1-9][0-9]*$ ]] || die "REPEAT must be a positive number, not '$REPEAT'"
 [[ "$T" =~ ^[][A-Za-z0-9_.*?,-]*$ ]] || die "T: test names and globs only, comma-separated: '$T'"
 
-pass=0 fail=0
-add() { pass=$((pass + $1)); fail=$((fail + $2)); }
-# read_counts < FILE: "P F" from a stage's last line; a stage that wrote
-# none (or garbage) counts as one failure.
+pass=0 fail=0 skip=0
+add() { pass=$((pass + $1)); fail=$((fail + $2)); skip=$((skip + ${3:-0})); }
+# read_counts < FILE: "P F [S]" from a stage's last line; a stage that
+# wrote none (or garbage) counts as one failure.
 read_counts() {
-	local p f
-	read -r p f _ || true
+	local p f s
+	read -r p f s _ || true
 	[[ "$p" =~ ^[0-9]+$ && "$f" =~ ^[0-9]+$ ]] || { p=0 f=1; }
-	echo "$p $f"
+	[[ "$s" =~ ^[0-9]+$ ]] || s=0
+	echo "$p $f $s"
 }
 
 # What this run tests, for $KDEFRAG_OUT/last-check.
@@ -77,26 +78,26 @@ selected() {
 # boot PLAN TIMEOUT: the plan REPEAT times; each boot's logs are kept in
 # runs/PLAN/repeat-K when repeating.
 boot() {
-	local plan=$1 k green=0 p f run=$KDEFRAG_OUT/runs/$1
+	local plan=$1 k green=0 p f s run=$KDEFRAG_OUT/runs/$1
 	selected "$plan" || return 0
 	rm -rf "$run"/repeat-*
 	for ((k = 1; k <= REPEAT; k++)); do
 		rm -f "$run/counts"
 		"$KDEFRAG_ROOT/scripts/run-guest.sh" -t "$2" ${T:+-T "$T"} "$plan"
-		read -r p f < <(read_counts 2>/dev/null < "$run/counts" || echo 0 1)
-		add "$p" "$f"
+		read -r p f s < <(read_counts 2>/dev/null < "$run/counts" || echo 0 1 0)
+		add "$p" "$f" "$s"
 		[ "$f" -eq 0 ] && green=$((green + 1))
 		if [ "$REPEAT" -gt 1 ]; then
 			mkdir -p "$run/repeat-$k"
 			cp "$run"/{console.log,results.ktap,counts} "$run/repeat-$k/" 2>/dev/null
-			log "repeat $k of $REPEAT, $plan: $p passed, $f failed"
+			log "repeat $k of $REPEAT, $plan: $p passed, $f failed, $s skipped"
 		fi
 	done
 	if [ "$REPEAT" -gt 1 ]; then
 		log "$plan: green in $green of $REPEAT boots (logs in $run/repeat-*)"
 		record+=("$plan: green in $green of $REPEAT boots")
 	else
-		record+=("$plan: $p passed, $f failed")
+		record+=("$plan: $p passed, $f failed, $s skipped")
 	fi
 }
 
@@ -126,9 +127,9 @@ fi
 {
 	echo "commit $commit, series $series: make check $scope"
 	printf '  %s\n' "${record[@]}"
-	echo "  total: $pass passed, $fail failed"
+	echo "  total: $pass passed, $fail failed, $skip skipped"
 	echo "  finished $(date -u '+%F %T UTC')"
 } > "$last"
 [ ${#partial[@]} -eq 0 ] || log "this run was $scope: it does not stand for a full make check"
-echo "$pass passed, $fail failed"
+echo "$pass passed, $fail failed, $skip skipped"
 [ "$fail" -eq 0 ]

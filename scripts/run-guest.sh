@@ -25,21 +25,22 @@ plan=${1:?plan name}
 [ -f "$kernel" ] || die "no kernel $kernel (run scripts/build.sh)"
 [[ "$only" =~ ^[][A-Za-z0-9_.*?,-]*$ ]] || die "-T: test names and globs only, comma-separated: '$only'"
 
-initrd=$("$KDEFRAG_ROOT/scripts/initramfs.sh")
 run=$KDEFRAG_OUT/runs/$plan
 mkdir -p "$run"
-rm -f "$run"/console.log "$run"/results.ktap
+# Nothing a verdict reads may survive from an earlier run.
+rm -f "$run"/console.log "$run"/results.ktap "$run"/counts "$run"/timeout "$run"/qemu.log
+initrd=$("$KDEFRAG_ROOT/scripts/initramfs.sh") || die "initramfs: building the guest programs or the image failed"
 # A fresh ext4 disk per boot (/dev/vda, sparse, big enough to fill the
 # guest's memory with page cache; holds stress-ng and the mm selftests), and
 # a disk whose writes QEMU throttles (/dev/vdb), so that pages stay under
 # writeback for seconds: ext4 on its first 32 MiB (the writeback test's
 # file, movable page cache as users' files are), raw past it (faults
 # fails writes there).
-stage=$("$KDEFRAG_ROOT/scripts/disk-stage.sh")
+stage=$("$KDEFRAG_ROOT/scripts/disk-stage.sh") || die "disk staging failed"
 truncate -s 0 "$run/disk.img" && truncate -s 1536M "$run/disk.img"
-mkfs.ext4 -q -F -d "$stage" "$run/disk.img"
+mkfs.ext4 -q -F -d "$stage" "$run/disk.img" || die "mkfs.ext4 of the guest disk failed"
 truncate -s 0 "$run/slow.img" && truncate -s 64M "$run/slow.img"
-mkfs.ext4 -q -F "$run/slow.img" 32M
+mkfs.ext4 -q -F "$run/slow.img" 32M || die "mkfs.ext4 of the throttled disk failed"
 
 # KVM hangs on these machines; TCG unless explicitly asked for and working.
 accel=tcg,thread=multi
@@ -68,6 +69,8 @@ timeout --kill-after=10 "$timeout" qemu-system-x86_64 \
 	</dev/null >"$run/qemu.log" 2>&1
 rc=$?
 set -e
-rm -f "$run/timeout"
 if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then echo "$timeout" > "$run/timeout"; fi
+# QEMU that did not start (or died) leaves no console: say so.
+[ $rc -eq 0 ] || [ -f "$run/timeout" ] || [ -s "$run/console.log" ] ||
+	die "QEMU failed (exit $rc): $(tail -n 3 "$run/qemu.log" 2>/dev/null | tr '\n' ' ')"
 exec "$KDEFRAG_ROOT/scripts/verdict.sh" "$run"

@@ -1,9 +1,11 @@
 #!/bin/bash
 # Judge one guest run directory: results.ktap (from the guest) and
-# console.log (the kernel's). Counts the test cases (results one level
-# below each plan entry; a plan entry that failed without a failing case,
-# e.g. a crashed program, counts as one failure), adds a failure for each
-# kernel splat, a missing end of plan, or a timeout. Writes "P F" to
+# console.log (the kernel's). Counts the test cases one level below each
+# plan entry: "ok" passes, "ok ... # SKIP" is skipped (not passed), "not ok"
+# fails. A plan entry that failed without a failing case (e.g. a crashed
+# program), or that reported no plan ("1..N") or another number of cases
+# than it planned, counts as one failure. Adds a failure for each kernel
+# splat, a missing end of plan, or a timeout. Writes "P F S" to
 # RUN/counts, prints the reasons, exits 1 on any failure.
 set -uo pipefail
 run=${1:?run dir}
@@ -11,13 +13,22 @@ res=$run/results.ktap
 con=$run/console.log
 touch "$res" "$con"
 
-read -r pass fail < <(tr -d '\r' < "$res" | awk '
-	/^    (not )?ok / { if ($1 == "not") { f++; cf++ } else p++; next }
+read -r pass fail skip < <(tr -d '\r' < "$res" | awk '
+	/^    1\.\.[0-9]+$/ { if (planned == "") planned = substr($1, 4) + 0; next }
+	/^    (not )?ok / {
+		cases++
+		if ($1 == "not") { f++; cf++ } else if ($0 ~ /# [Ss][Kk][Ii][Pp]/) s++; else p++
+		next }
 	/^(not )?ok [0-9]+/ {
-		if ($1 == "not" && cf == 0) { f++; print "kdefrag: FAIL " $0 > "/dev/stderr" }
-		else if ($1 == "not") print "kdefrag: FAIL " $0 > "/dev/stderr"
-		cf = 0; next }
-	END { print p + 0, f + 0 }')
+		why = ""
+		if (planned == "") why = "reported no plan (1..N)"
+		else if (cases != planned) why = "planned " planned " cases, reported " cases
+		if ($1 == "not" || why != "") {
+			if (cf == 0) f++
+			print "kdefrag: FAIL " $0 (why == "" ? "" : ": " why) > "/dev/stderr"
+		}
+		planned = ""; cases = 0; cf = 0; next }
+	END { print p + 0, f + 0, s + 0 }')
 tr -d '\r' < "$res" | grep -E '^    not ok ' | sed 's/^ */kdefrag:   case: /' >&2
 
 reasons=()
@@ -41,6 +52,6 @@ fi
 # The run itself counts as one more failed test when anything went wrong.
 [ ${#reasons[@]} -eq 0 ] || fail=$((fail + 1))
 for r in "${reasons[@]}"; do echo "kdefrag: FAIL $(basename "$run"): $r" >&2; done
-echo "$pass $fail" > "$run/counts"
-echo "kdefrag: $(basename "$run"): $pass passed, $fail failed" >&2
+echo "$pass $fail $skip" > "$run/counts"
+echo "kdefrag: $(basename "$run"): $pass passed, $fail failed, $skip skipped" >&2
 [ "$fail" -eq 0 ]

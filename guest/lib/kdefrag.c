@@ -15,8 +15,11 @@
 
 static int kt_n, kt_failed;
 
+static int kt_planned = -1;
+
 void kt_plan(int n)
 {
+	kt_planned = n;
 	printf("KTAP version 1\n1..%d\n", n);
 	fflush(stdout);
 }
@@ -63,6 +66,11 @@ void kt_diag(const char *fmt, ...)
 int kt_done(void)
 {
 	kt_diag("%d cases, %d failed", kt_n, kt_failed);
+	/* A program that skipped cases it planned has not passed. */
+	if (kt_n != kt_planned) {
+		kt_diag("planned %d cases, reported %d", kt_planned, kt_n);
+		return 1;
+	}
 	return kt_failed ? 1 : 0;
 }
 

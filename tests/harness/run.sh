@@ -15,23 +15,41 @@ cases=(
 	"selftest-panic|1|Kernel panic - not syncing: sysrq triggered crash|"
 	"selftest-warn|1|WARNING: CPU: 0 PID: 1 at kdefrag harness self-test|"
 	"selftest-hang|1|guest timed out after 30s|-t 30"
+	"selftest-short|1|planned 2 cases, reported 1|"
+	"selftest-skip|0|selftest-skip: 1 passed, 0 failed, 1 skipped|"
+	"selftest-nostock|1|case: not ok 1 no stock column|"
 )
 echo "KTAP version 1"
-echo "1..${#cases[@]}"
-for c in "${cases[@]}"; do
-	IFS='|' read -r plan want re opts <<<"$c"
+echo "1..$((${#cases[@]} + 1))"
+# judge NAME WANT REGEX COMMAND...: the command must exit WANT (0|1) and say REGEX.
+judge() {
+	local name=$1 want=$2 re=$3 msg rc got
+	shift 3
 	n=$((n + 1))
-	# shellcheck disable=SC2086
-	msg=$("$KDEFRAG_ROOT/scripts/run-guest.sh" $opts "$plan" 2>&1)
+	msg=$("$@" 2>&1)
 	rc=$?
 	[ $rc -eq 0 ] && got=0 || got=1
 	if [ "$got" = "$want" ] && grep -qE -- "$re" <<<"$msg"; then
-		echo "ok $n harness: $plan exits $want and says '$re'"
+		echo "ok $n harness: $name exits $want and says '$re'"
 		pass=$((pass + 1))
 	else
-		echo "not ok $n harness: $plan: exit $rc (want $want), output:"
+		echo "not ok $n harness: $name: exit $rc (want $want), output:"
 		sed 's/^/#   /' <<<"$msg"
 		fail=$((fail + 1))
 	fi
+}
+for c in "${cases[@]}"; do
+	IFS='|' read -r plan want re opts <<<"$c"
+	# shellcheck disable=SC2086
+	judge "$plan" "$want" "$re" "$KDEFRAG_ROOT/scripts/run-guest.sh" $opts "$plan"
 done
+# A guest program that does not compile fails the run before any boot, and
+# says at which stage: a copy of this checkout with one broken program, and
+# an output directory of its own.
+broken=$(mktemp -d)
+tar -C "$KDEFRAG_ROOT" --exclude=./.git -cf - . | tar -C "$broken" -xf -
+echo 'int main(void) { return not_declared_anywhere; }' > "$broken/tests/guest/broken_build.c"
+judge "a guest test that does not compile" 1 "error: initramfs: building the guest programs" \
+	env KDEFRAG_OUT="$broken/out" "$broken/scripts/run-guest.sh" selftest-pass
+rm -rf "$broken"
 echo "$pass $fail"
