@@ -10,6 +10,7 @@
 kernel=$KDEFRAG_BUILD/arch/x86/boot/bzImage
 mem=${KDEFRAG_MEM:-1G}
 timeout=${KDEFRAG_TIMEOUT:-900}
+silence=${KDEFRAG_SILENCE:-180}
 append=""
 only=""
 while getopts k:m:t:a:T: o; do
@@ -23,12 +24,13 @@ shift $((OPTIND - 1))
 plan=${1:?plan name}
 [ -f "$KDEFRAG_ROOT/guest/plans/$plan" ] || die "no plan guest/plans/$plan"
 [ -f "$kernel" ] || die "no kernel $kernel (run scripts/build.sh)"
+[[ "$silence" =~ ^[1-9][0-9]*$ ]] || die "KDEFRAG_SILENCE: a number of seconds, not '$silence'"
 [[ "$only" =~ ^[][A-Za-z0-9_.*?,-]*$ ]] || die "-T: test names and globs only, comma-separated: '$only'"
 
 run=$KDEFRAG_OUT/runs/$plan
 mkdir -p "$run"
 # Nothing a verdict reads may survive from an earlier run.
-rm -f "$run"/console.log "$run"/results.ktap "$run"/counts "$run"/timeout "$run"/qemu.log
+rm -f "$run"/console.log "$run"/results.ktap "$run"/counts "$run"/timeout "$run"/silent "$run"/qemu.log
 initrd=$("$KDEFRAG_ROOT/scripts/initramfs.sh") || die "initramfs: building the guest programs or the image failed"
 # A fresh ext4 disk per boot (/dev/vda, sparse, big enough to fill the
 # guest's memory with page cache; holds stress-ng and the mm selftests), and
@@ -54,6 +56,27 @@ if [ "${KDEFRAG_ACCEL:-tcg}" = kvm ]; then
 	fi
 fi
 
+# watch_silence PID: stop the boot (the timeout process PID) when nothing
+# new has reached the results port for KDEFRAG_SILENCE seconds, or for the
+# running test's silence= budget (guest/init prints it in its start line);
+# run/silent says which test and for how long.
+watch_silence() {
+	local pid=$1 size last=-1 since=$SECONDS budget name
+	while kill -0 "$pid" 2>/dev/null; do
+		sleep 2
+		size=$(stat -c %s "$run/results.ktap" 2>/dev/null || echo 0)
+		if [ "$size" != "$last" ]; then last=$size since=$SECONDS; continue; fi
+		read -r name budget < <(tr -d '\r' < "$run/results.ktap" |
+			sed -n 's/^# kdefrag: start \([^ ]*\)\( silence=\([0-9]*\)\)\{0,1\}$/\1 \3/p' | tail -n 1)
+		budget=${budget:-$silence}
+		if [ $((SECONDS - since)) -ge "$budget" ]; then
+			echo "${name:-boot} $budget" > "$run/silent"
+			kill -TERM "$pid" 2>/dev/null
+			return
+		fi
+	done
+}
+
 cmdline="console=ttyS0 panic=-1 loglevel=6 numa=fake=2 kdefrag_plan=$plan${only:+ kdefrag_only=$only} $append"
 log "booting $plan${only:+ (only $only)} ($accel, $mem, timeout ${timeout}s)"
 set +e
@@ -66,10 +89,17 @@ timeout --kill-after=10 "$timeout" qemu-system-x86_64 \
 	-drive file="$run/slow.img",if=none,id=slow,format=raw,throttling.bps-write=262144 \
 	-device virtio-blk-pci,drive=slow,addr=0x5 \
 	-serial file:"$run/console.log" -serial file:"$run/results.ktap" \
-	</dev/null >"$run/qemu.log" 2>&1
+	</dev/null >"$run/qemu.log" 2>&1 &
+qemu=$!
+watch_silence "$qemu"
+wait "$qemu"
 rc=$?
 set -e
-if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then echo "$timeout" > "$run/timeout"; fi
+if [ -f "$run/silent" ]; then
+	:	# stopped by watch_silence, not a timeout
+elif [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
+	echo "$timeout" > "$run/timeout"
+fi
 # QEMU that did not start (or died) leaves no console: say so.
 [ $rc -eq 0 ] || [ -f "$run/timeout" ] || [ -s "$run/console.log" ] ||
 	die "QEMU failed (exit $rc): $(tail -n 3 "$run/qemu.log" 2>/dev/null | tr '\n' ' ')"

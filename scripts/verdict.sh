@@ -5,7 +5,7 @@
 # fails. A plan entry that failed without a failing case (e.g. a crashed
 # program), or that reported no plan ("1..N") or another number of cases
 # than it planned, counts as one failure. Adds a failure for each kernel
-# splat, a missing end of plan, or a timeout. Writes "P F S" to
+# splat, a missing end of plan, a timeout, or a guest gone silent. Writes "P F S" to
 # RUN/counts, prints the reasons, exits 1 on any failure.
 set -uo pipefail
 run=${1:?run dir}
@@ -38,14 +38,18 @@ if grep -aqE "$splat" "$con"; then
 	reasons+=("kernel splat in console log:")
 	while IFS= read -r l; do reasons+=("  $l"); done < <(grep -aE "$splat" "$con" | head -5)
 fi
-if [ -f "$run/timeout" ]; then
+if [ -f "$run/silent" ]; then
+	read -r test secs < "$run/silent"
+	reasons+=("guest went silent in test $test: nothing on the results port for ${secs}s; the console's last 30 lines:")
+	while IFS= read -r l; do reasons+=("  | $l"); done < <(tail -n 30 "$con" | tr -d '\r')
+elif [ -f "$run/timeout" ]; then
 	reasons+=("guest timed out after $(cat "$run/timeout")s (hung guest?)")
 elif ! grep -aq '^# kdefrag: plan done' "$res"; then
 	reasons+=("guest did not finish its plan (crash or early exit; see $con)")
 fi
 planned=$(tr -d '\r' < "$res" | sed -n 's/^1\.\.\([0-9]*\)$/\1/p' | head -1)
 ran=$(tr -d '\r' < "$res" | grep -cE '^(not )?ok [0-9]+' || true)
-if [ -n "$planned" ] && [ "$ran" -ne "$planned" ] && [ ! -f "$run/timeout" ]; then
+if [ -n "$planned" ] && [ "$ran" -ne "$planned" ] && [ ! -f "$run/timeout" ] && [ ! -f "$run/silent" ]; then
 	reasons+=("plan listed $planned tests, $ran reported")
 fi
 [ -n "$planned" ] || [ ${#reasons[@]} -gt 0 ] || reasons+=("no KTAP plan from the guest")

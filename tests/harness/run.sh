@@ -20,7 +20,7 @@ cases=(
 	"selftest-nostock|1|case: not ok 1 no stock column|"
 )
 echo "KTAP version 1"
-echo "1..$((${#cases[@]} + 1))"
+echo "1..$((${#cases[@]} + 2))"
 # judge NAME WANT REGEX COMMAND...: the command must exit WANT (0|1) and say REGEX.
 judge() {
 	local name=$1 want=$2 re=$3 msg rc got
@@ -43,6 +43,9 @@ for c in "${cases[@]}"; do
 	# shellcheck disable=SC2086
 	judge "$plan" "$want" "$re" "$KDEFRAG_ROOT/scripts/run-guest.sh" $opts "$plan"
 done
+# A guest that stops writing is stopped within KDEFRAG_SILENCE (+ a poll).
+judge "selftest-hang, KDEFRAG_SILENCE=20" 1 "went silent in test hang: nothing on the results port for 20s" \
+	env KDEFRAG_SILENCE=20 "$KDEFRAG_ROOT/scripts/run-guest.sh" selftest-hang
 # A guest program that does not compile fails the run before any boot, and
 # says at which stage: a copy of this checkout with one broken program, and
 # an output directory of its own.
