@@ -47,18 +47,27 @@ last=$KDEFRAG_OUT/last-check
 printf 'commit %s: make check started %s, not finished (partial): 1 failed\n' \
 	"$commit" "$(date -u '+%F %T UTC')" > "$last"
 
+# Where the time went: "stage seconds [details]" per line, printed at the end.
+spent=()
+took() { spent+=("$(printf '%-24s %5d s' "$1" $((SECONDS - $2)))${3:+  $3}"); }
+t=$SECONDS
 "$KDEFRAG_ROOT/scripts/deps.sh" || die "installing packages failed"
+took "packages" "$t"; t=$SECONDS
 "$KDEFRAG_ROOT/scripts/tree.sh" build || die "patches/series does not apply"
+took "series applied" "$t"; t=$SECONDS
 "$KDEFRAG_ROOT/scripts/build.sh" >/dev/null || die "kernel build failed"
+took "kernel build" "$t"
 series=$(cd "$KDEFRAG_ROOT/patches" && grep -v -e '^#' -e '^[[:space:]]*$' series |
 	xargs cat | sha1sum | cut -c1-12)
 
 # Style of every patch in the series.
 if [ -z "$T" ] && [ "$REPEAT" -eq 1 ]; then
+	t=$SECONDS
 	"$KDEFRAG_ROOT/scripts/checkpatch.sh" | tee "$KDEFRAG_OUT/checkpatch.tap" | grep -v "^[0-9]* [0-9]*$"
 	read -r p f < <(tail -n 1 "$KDEFRAG_OUT/checkpatch.tap" | read_counts)
 	add "$p" "$f"
 	record+=("checkpatch: $p passed, $f failed")
+	took checkpatch "$t"
 fi
 
 # Does plan $1 hold a test that T selects?
@@ -78,12 +87,19 @@ selected() {
 # boot PLAN TIMEOUT: the plan REPEAT times; each boot's logs are kept in
 # runs/PLAN/repeat-K when repeating.
 boot() {
-	local plan=$1 k green=0 p f s run=$KDEFRAG_OUT/runs/$1
+	local plan=$1 k green=0 p f s label run=$KDEFRAG_OUT/runs/$1
 	selected "$plan" || return 0
 	rm -rf "$run"/repeat-*
 	for ((k = 1; k <= REPEAT; k++)); do
 		rm -f "$run/counts"
+		t=$SECONDS
 		"$KDEFRAG_ROOT/scripts/run-guest.sh" -t "$2" ${T:+-T "$T"} "$plan"
+		# the three slowest tests of the boot
+		label="boot $plan"
+		[ "$REPEAT" -eq 1 ] || label+=" #$k"
+		took "$label" "$t" "$(tr -d '\r' < "$run/results.ktap" 2>/dev/null |
+			sed -n 's/^# kdefrag: end \([^ ]*\) \([0-9]*\) s$/\2 \1/p' | sort -rn | head -n 3 |
+			awk '{ printf "%s%s %d s", (NR > 1 ? ", " : ""), $2, $1 }')"
 		read -r p f s < <(read_counts 2>/dev/null < "$run/counts" || echo 0 1 0)
 		add "$p" "$f" "$s"
 		[ "$f" -eq 0 ] && green=$((green + 1))
@@ -113,10 +129,12 @@ boot selftests 1800
 
 # The harness's own failure paths.
 if [ -z "$T" ] && [ "$REPEAT" -eq 1 ]; then
+	t=$SECONDS
 	"$KDEFRAG_ROOT/tests/harness/run.sh" | tee "$KDEFRAG_OUT/harness.tap" | grep -v '^[0-9]* [0-9]*$'
 	read -r p f < <(tail -n 1 "$KDEFRAG_OUT/harness.tap" | read_counts)
 	add "$p" "$f"
 	record+=("harness: $p passed, $f failed")
+	took "harness self-tests" "$t"
 fi
 
 # Edits made while it ran were tested too (guest programs, plans).
@@ -131,5 +149,7 @@ fi
 	echo "  finished $(date -u '+%F %T UTC')"
 } > "$last"
 [ ${#partial[@]} -eq 0 ] || log "this run was $scope: it does not stand for a full make check"
+log "where the time went:"
+printf '  %s\n' "${spent[@]}" "$(printf '%-24s %5d s' total "$SECONDS")" >&2
 echo "$pass passed, $fail failed, $skip skipped"
 [ "$fail" -eq 0 ]

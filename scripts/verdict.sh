@@ -56,6 +56,9 @@ fi
 # The run itself counts as one more failed test when anything went wrong.
 [ ${#reasons[@]} -eq 0 ] || fail=$((fail + 1))
 for r in "${reasons[@]}"; do echo "kdefrag: FAIL $(basename "$run"): $r" >&2; done
+# Where the boot's time went, test by test (guest/init's end lines).
+times=$(tr -d '\r' < "$res" | sed -n 's/^# kdefrag: end \([^ ]*\) \([0-9]*\) s$/\1 \2 s/p' | paste -sd, - | sed 's/,/, /g')
+[ -z "$times" ] || echo "kdefrag: $(basename "$run") test times: $times" >&2
 echo "$pass $fail $skip" > "$run/counts"
 echo "kdefrag: $(basename "$run"): $pass passed, $fail failed, $skip skipped" >&2
 [ "$fail" -eq 0 ]
