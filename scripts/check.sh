@@ -64,8 +64,8 @@ series=$(cd "$KDEFRAG_ROOT/patches" && grep -v -e '^#' -e '^[[:space:]]*$' serie
 if [ -z "$T" ] && [ "$REPEAT" -eq 1 ]; then
 	t=$SECONDS
 	"$KDEFRAG_ROOT/scripts/checkpatch.sh" | tee "$KDEFRAG_OUT/checkpatch.tap" | grep -v "^[0-9]* [0-9]*$"
-	read -r p f < <(tail -n 1 "$KDEFRAG_OUT/checkpatch.tap" | read_counts)
-	add "$p" "$f"
+	read -r p f s < <(tail -n 1 "$KDEFRAG_OUT/checkpatch.tap" | read_counts)
+	add "$p" "$f" "$s"
 	record+=("checkpatch: $p passed, $f failed")
 	took checkpatch "$t"
 fi
@@ -131,8 +131,8 @@ boot selftests 1800
 if [ -z "$T" ] && [ "$REPEAT" -eq 1 ]; then
 	t=$SECONDS
 	"$KDEFRAG_ROOT/tests/harness/run.sh" | tee "$KDEFRAG_OUT/harness.tap" | grep -v '^[0-9]* [0-9]*$'
-	read -r p f < <(tail -n 1 "$KDEFRAG_OUT/harness.tap" | read_counts)
-	add "$p" "$f"
+	read -r p f s < <(tail -n 1 "$KDEFRAG_OUT/harness.tap" | read_counts)
+	add "$p" "$f" "$s"
 	record+=("harness: $p passed, $f failed")
 	took "harness self-tests" "$t"
 fi

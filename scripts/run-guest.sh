@@ -65,7 +65,9 @@ watch_silence() {
 	while kill -0 "$pid" 2>/dev/null; do
 		sleep 2
 		size=$(stat -c %s "$run/results.ktap" 2>/dev/null || echo 0)
-		if [ "$size" != "$last" ]; then last=$size since=$SECONDS; continue; fi
+		# The kernel's boot is the timeout's business; silence counts from
+		# init's first line.
+		if [ "$size" = 0 ] || [ "$size" != "$last" ]; then last=$size since=$SECONDS; continue; fi
 		read -r name budget < <(tr -d '\r' < "$run/results.ktap" |
 			sed -n 's/^# kdefrag: start \([^ ]*\)\( silence=\([0-9]*\)\)\{0,1\}$/\1 \3/p' | tail -n 1)
 		budget=${budget:-$silence}
@@ -101,6 +103,6 @@ elif [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
 	echo "$timeout" > "$run/timeout"
 fi
 # QEMU that did not start (or died) leaves no console: say so.
-[ $rc -eq 0 ] || [ -f "$run/timeout" ] || [ -s "$run/console.log" ] ||
+[ $rc -eq 0 ] || [ -f "$run/timeout" ] || [ -f "$run/silent" ] || [ -s "$run/console.log" ] ||
 	die "QEMU failed (exit $rc): $(tail -n 3 "$run/qemu.log" 2>/dev/null | tr '\n' ' ')"
 exec "$KDEFRAG_ROOT/scripts/verdict.sh" "$run"

@@ -17,6 +17,12 @@ static int kt_n, kt_failed;
 
 static int kt_planned = -1;
 
+/* Every line reaches the results port as it is printed, not at exit. */
+__attribute__((constructor)) static void kt_line_buffered(void)
+{
+	setvbuf(stdout, NULL, _IOLBF, 0);
+}
+
 void kt_plan(int n)
 {
 	kt_planned = n;
