@@ -50,6 +50,18 @@ printf 'commit %s: make check started %s, not finished (partial): 1 failed\n' \
 # Where the time went: "stage seconds [details]" per line, printed at the end.
 spent=()
 took() { spent+=("$(printf '%-24s %5d s' "$1" $((SECONDS - $2)))${3:+  $3}"); }
+# What failed, stage by stage, repeated at the very end: CI shows the tail.
+failed=()
+failures() { # STAGE WHERE < lines
+	local l n=0
+	failed+=("$1:")
+	while IFS= read -r l; do
+		n=$((n + 1))
+		[ $n -le 16 ] && failed+=("  ${l#kdefrag: }")
+	done
+	[ $n -gt 0 ] || failed+=("  (no details; see $2)")
+	[ $n -le 16 ] || failed+=("  ... $((n - 16)) more lines in $2")
+}
 t=$SECONDS
 "$KDEFRAG_ROOT/scripts/deps.sh" || die "installing packages failed"
 took "packages" "$t"; t=$SECONDS
@@ -65,6 +77,7 @@ if [ -z "$T" ] && [ "$REPEAT" -eq 1 ]; then
 	t=$SECONDS
 	"$KDEFRAG_ROOT/scripts/checkpatch.sh" | tee "$KDEFRAG_OUT/checkpatch.tap" | grep -v "^[0-9]* [0-9]*$"
 	read -r p f s < <(tail -n 1 "$KDEFRAG_OUT/checkpatch.tap" | read_counts)
+	[ "$f" -eq 0 ] || failures checkpatch "$KDEFRAG_OUT/checkpatch.tap" < <(grep '^not ok' "$KDEFRAG_OUT/checkpatch.tap")
 	add "$p" "$f" "$s"
 	record+=("checkpatch: $p passed, $f failed")
 	took checkpatch "$t"
@@ -91,7 +104,7 @@ boot() {
 	selected "$plan" || return 0
 	rm -rf "$run"/repeat-*
 	for ((k = 1; k <= REPEAT; k++)); do
-		rm -f "$run/counts"
+		rm -f "$run/counts" "$run/failures"
 		t=$SECONDS
 		"$KDEFRAG_ROOT/scripts/run-guest.sh" -t "$2" ${T:+-T "$T"} "$plan"
 		# the three slowest tests of the boot
@@ -102,6 +115,7 @@ boot() {
 			awk '{ printf "%s%s %d s", (NR > 1 ? ", " : ""), $2, $1 }')"
 		read -r p f s < <(read_counts 2>/dev/null < "$run/counts" || echo 0 1 0)
 		add "$p" "$f" "$s"
+		[ "$f" -eq 0 ] || failures "$label" "$run" < <(cat "$run/failures" 2>/dev/null)
 		[ "$f" -eq 0 ] && green=$((green + 1))
 		if [ "$REPEAT" -gt 1 ]; then
 			mkdir -p "$run/repeat-$k"
@@ -132,6 +146,7 @@ if [ -z "$T" ] && [ "$REPEAT" -eq 1 ]; then
 	t=$SECONDS
 	"$KDEFRAG_ROOT/tests/harness/run.sh" | tee "$KDEFRAG_OUT/harness.tap" | grep -v '^[0-9]* [0-9]*$'
 	read -r p f s < <(tail -n 1 "$KDEFRAG_OUT/harness.tap" | read_counts)
+	[ "$f" -eq 0 ] || failures "harness self-tests" "$KDEFRAG_OUT/harness.tap" < <(grep '^not ok' "$KDEFRAG_OUT/harness.tap")
 	add "$p" "$f" "$s"
 	record+=("harness: $p passed, $f failed")
 	took "harness self-tests" "$t"
@@ -151,5 +166,9 @@ fi
 [ ${#partial[@]} -eq 0 ] || log "this run was $scope: it does not stand for a full make check"
 log "where the time went:"
 printf '  %s\n' "${spent[@]}" "$(printf '%-24s %5d s' total "$SECONDS")" >&2
+if [ ${#failed[@]} -gt 0 ]; then
+	log "what failed:"
+	printf '  %s\n' "${failed[@]}" >&2
+fi
 echo "$pass passed, $fail failed, $skip skipped"
 [ "$fail" -eq 0 ]

@@ -30,7 +30,7 @@ plan=${1:?plan name}
 run=$KDEFRAG_OUT/runs/$plan
 mkdir -p "$run"
 # Nothing a verdict reads may survive from an earlier run.
-rm -f "$run"/console.log "$run"/results.ktap "$run"/counts "$run"/timeout "$run"/silent "$run"/qemu.log
+rm -f "$run"/console.log "$run"/results.ktap "$run"/counts "$run"/timeout "$run"/silent "$run"/qemu.log "$run"/failures
 initrd=$("$KDEFRAG_ROOT/scripts/initramfs.sh") || die "initramfs: building the guest programs or the image failed"
 # A fresh ext4 disk per boot (/dev/vda, sparse, big enough to fill the
 # guest's memory with page cache; holds stress-ng and the mm selftests), and

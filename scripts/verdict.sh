@@ -12,8 +12,11 @@ run=${1:?run dir}
 res=$run/results.ktap
 con=$run/console.log
 touch "$res" "$con"
+# The failure lines are kept in RUN/failures too, for make check's summary.
+fails=$run/failures
+: > "$fails"
 
-read -r pass fail skip < <(tr -d '\r' < "$res" | awk '
+read -r pass fail skip < <(tr -d '\r' < "$res" | awk -v fails="$fails" '
 	/^    1\.\.[0-9]+$/ { if (planned == "") planned = substr($1, 4) + 0; next }
 	/^    (not )?ok / {
 		cases++
@@ -26,10 +29,17 @@ read -r pass fail skip < <(tr -d '\r' < "$res" | awk '
 		if ($1 == "not" || why != "") {
 			if (cf == 0) f++
 			print "kdefrag: FAIL " $0 (why == "" ? "" : ": " why) > "/dev/stderr"
+			print "kdefrag: FAIL " $0 (why == "" ? "" : ": " why) >> fails
 		}
 		planned = ""; cases = 0; cf = 0; next }
-	END { print p + 0, f + 0, s + 0 }')
-tr -d '\r' < "$res" | grep -E '^    not ok ' | sed 's/^ */kdefrag:   case: /' >&2
+	END { close(fails); print p + 0, f + 0, s + 0 }')
+# Each failing case, with up to 3 diagnostic lines printed before it.
+tr -d '\r' < "$res" | awk '
+	/^    # / { d[n++ % 3] = $0; next }
+	/^    not ok / {
+		for (i = (n > 3 ? n - 3 : 0); i < n; i++) print "kdefrag:     " substr(d[i % 3], 5)
+		print "kdefrag:   case: " substr($0, 5) }
+	/^    (not )?ok / || /^(not )?ok / { n = 0 }' | tee -a "$fails" >&2
 
 reasons=()
 # Kernel splats: any of these in the console fails the run.
@@ -55,7 +65,12 @@ fi
 [ -n "$planned" ] || [ ${#reasons[@]} -gt 0 ] || reasons+=("no KTAP plan from the guest")
 # The run itself counts as one more failed test when anything went wrong.
 [ ${#reasons[@]} -eq 0 ] || fail=$((fail + 1))
-for r in "${reasons[@]}"; do echo "kdefrag: FAIL $(basename "$run"): $r" >&2; done
+for r in "${reasons[@]}"; do echo "kdefrag: FAIL $(basename "$run"): $r"; done >&2
+# For make check's summary: the reasons, of a console excerpt its end only.
+for r in "${reasons[@]}"; do echo "kdefrag: FAIL $(basename "$run"): $r"; done |
+	awk '/: +\| / { tail[n++ % 8] = $0; next }
+	     { print }
+	     END { for (i = (n > 8 ? n - 8 : 0); i < n; i++) print tail[i % 8] }' >> "$fails"
 # Where the boot's time went, test by test (guest/init's end lines).
 times=$(tr -d '\r' < "$res" | sed -n 's/^# kdefrag: end \([^ ]*\) \([0-9]*\) s$/\1 \2 s/p' | paste -sd, - | sed 's/,/, /g')
 [ -z "$times" ] || echo "kdefrag: $(basename "$run") test times: $times" >&2
