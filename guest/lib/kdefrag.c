@@ -275,6 +275,16 @@ uint64_t kpagecount(uint64_t pfn)
 	return kpage_entry("/proc/kpagecount", &fd, pfn);
 }
 
+bool pfn_free(uint64_t pfn)
+{
+	uint64_t fl = kpageflags(pfn);
+
+	if (fl == ~0ULL)
+		return false;
+	return (fl & (1ULL << 10)) ||	/* KPF_BUDDY */
+	       (!fl && kpagecount(pfn) == 0);
+}
+
 /* From mm/gup_test.h */
 struct pin_longterm_test {
 	uint64_t addr;

@@ -49,8 +49,18 @@ int read_str(const char *path, char *buf, size_t len);
 uint64_t virt_to_pfn(const void *addr);
 /* /proc/kpageflags bits for @pfn; ~0 on error. */
 uint64_t kpageflags(uint64_t pfn);
-/* /proc/kpagecount for @pfn (0: free, or on a per-CPU list); ~0 on error. */
+/*
+ * /proc/kpagecount for @pfn: how many page tables map it (not its
+ * reference count: 0 for free pages and for unmapped kernel or page
+ * cache pages alike); ~0 on error.
+ */
 uint64_t kpagecount(uint64_t pfn);
+/*
+ * @pfn is free: the head of a free buddy block (KPF_BUDDY), or a page with
+ * no flags that nothing maps (a tail of a free block, or on a per-CPU
+ * free list; rarely, a flagless kernel page such as vmalloc's).
+ */
+bool pfn_free(uint64_t pfn);
 /* MemFree from /proc/meminfo, in kB. */
 long mem_free_kb(void);
 /*
