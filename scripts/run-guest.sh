@@ -79,7 +79,9 @@ watch_silence() {
 	done
 }
 
-cmdline="console=ttyS0 panic=-1 loglevel=6 numa=fake=2 kdefrag_plan=$plan${only:+ kdefrag_only=$only} $append"
+# A hung task, a soft lockup, an RCU stall or an oops panics (config/qemu.config).
+detectors="hung_task_panic=1 softlockup_panic=1 sysctl.kernel.panic_on_rcu_stall=1 oops=panic"
+cmdline="console=ttyS0 panic=-1 $detectors loglevel=6 numa=fake=2 kdefrag_plan=$plan${only:+ kdefrag_only=$only} $append"
 log "booting $plan${only:+ (only $only)} ($accel, $mem, timeout ${timeout}s)"
 set +e
 timeout --kill-after=10 "$timeout" qemu-system-x86_64 \

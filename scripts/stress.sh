@@ -18,7 +18,7 @@ export KDEFRAG_SILENCE=${KDEFRAG_SILENCE:-$((secs + 900))}
 "$KDEFRAG_ROOT/scripts/run-guest.sh" -k "$build/arch/x86/boot/bzImage" -t $((secs + 2400)) \
 	-a "kdefrag_stress=$secs debug_pagealloc=on page_owner=on" stress || status=$?
 res=$KDEFRAG_OUT/runs/stress/results.ktap
-splats=$(grep -caE 'BUG: |WARNING: |Kernel panic|Oops: |possible circular locking|possible recursive locking|inconsistent lock state|INFO: task .* blocked|soft lockup|KASAN: ' \
+splats=$(grep -caE 'BUG: |WARNING: |Kernel panic|Oops: |possible circular locking|possible recursive locking|inconsistent lock state|INFO: task .* blocked|soft lockup|KASAN: |rcu: INFO: ' \
 	"$KDEFRAG_OUT/runs/stress/console.log" || true)
 echo "stress: $(sed -n 's/.*# \([0-9]* defrag requests.*\)/\1/p' "$res" | tr -d '\r' | head -1)"
 echo "stress: $(sed -n 's/.*# \([0-9]* faults injected.*\)/\1/p' "$res" | tr -d '\r' | head -1)"

@@ -43,10 +43,10 @@ tr -d '\r' < "$res" | awk '
 
 reasons=()
 # Kernel splats: any of these in the console fails the run.
-splat='BUG: |WARNING: |Kernel panic|Oops: |general protection fault|possible circular locking|possible recursive locking|inconsistent lock state|suspicious RCU usage|INFO: task .* blocked for more than|soft lockup|hard LOCKUP|KASAN: |UBSAN: |kernel BUG at|Unable to handle kernel'
+splat='BUG: |WARNING: |Kernel panic|Oops: |general protection fault|possible circular locking|possible recursive locking|inconsistent lock state|suspicious RCU usage|INFO: task .* blocked for more than|soft lockup|hard LOCKUP|rcu: INFO: |KASAN: |UBSAN: |kernel BUG at|Unable to handle kernel'
 if grep -aqE "$splat" "$con"; then
 	reasons+=("kernel splat in console log:")
-	while IFS= read -r l; do reasons+=("  $l"); done < <(grep -aE "$splat" "$con" | head -5)
+	while IFS= read -r l; do reasons+=("  $l"); done < <(grep -aE "$splat" "$con" | head -8)
 fi
 if [ -f "$run/silent" ]; then
 	read -r test secs < "$run/silent"

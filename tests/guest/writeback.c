@@ -291,9 +291,19 @@ int main(void)
 	kt_ok(check_pages(map, npages, 0x3b) == 0,
 	      "contents of the %zu written pages intact while under writeback", npages);
 
-	/* Wait for the disk; then the refusal must go away with the writeback. */
-	if (fsync(fd))
-		kt_bail("fsync: %s", strerror(errno));
+	/*
+	 * Wait for the disk; then the refusal must go away with the writeback.
+	 * This wait bounds the longest uninterruptible sleep of the tests:
+	 * the hung-task timeout (config/qemu.config) must stay well above it.
+	 */
+	{
+		double t = now();
+
+		if (fsync(fd))
+			kt_bail("fsync: %s", strerror(errno));
+		kt_diag("fsync waited %ld ms for the throttled disk",
+			(long)((now() - t) * 1000));
+	}
 	{
 		size_t tried = 0;
 
