@@ -67,20 +67,36 @@ static long io_faults(long *bad, long *injected, int *fsync_err)
 	return other;
 }
 
+/* Ranges given up for @reason since boot (debugfs "reasons"); -1 if unknown. */
+static long reason_count(const char *reason)
+{
+	char buf[2048], name[40], *line, *save;
+	long n;
+
+	if (read_str("/sys/kernel/debug/defrag/reasons", buf, sizeof(buf)) < 0)
+		return -1;
+	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+		if (sscanf(line, "%39s %ld", name, &n) == 2 && !strcmp(name, reason))
+			return n;
+	return -1;
+}
+
 int main(void)
 {
 	long free0, free1, enomem = 0, ok = 0, other = 0, injected, io_bad, io_injected;
+	long no_target0, no_target;
 	int fsync_err;
 	char req[32];
 	struct frag f;
 	size_t bad;
 
-	kt_plan(8);
+	kt_plan(9);
 	free0 = settled_free_kb();
 	if (fragment_anon(&f, 64 * 1024, 0xfa17))
 		kt_bail("cannot fragment memory");
 	if (fault_arm(FAIL_PAGE_ALLOC, 30, true))
 		kt_bail("no fail_page_alloc");
+	no_target0 = reason_count("no_target");
 
 	for (int i = 0; i < 60; i++) {
 		int ret;
@@ -97,9 +113,14 @@ int main(void)
 			other++;
 	}
 	injected = fault_disarm(FAIL_PAGE_ALLOC);
+	no_target = reason_count("no_target") - no_target0;
 	kt_diag("60 requests: %ld ok, %ld ENOMEM, %ld other errors; %ld faults injected",
 		ok, enomem, other, injected);
-	kt_ok(injected > 0, "faults were injected into target allocations (%ld)", injected);
+	kt_ok(injected > 0, "faults were injected into this task's page allocations (%ld)", injected);
+	/* Not only some allocation: kdefrag's migration targets failed. */
+	kt_ok(no_target0 >= 0 && no_target > 0,
+	      "ranges given up because a migration target could not be had: %ld (debugfs reasons no_target)",
+	      no_target);
 	kt_ok(other == 0, "requests fail only with ENOMEM or EBUSY (%ld others)", other);
 	bad = frag_check(&f);
 	kt_ok(bad == 0, "no page lost or corrupted (%zu bad of %zu)", bad, f.npages);
