@@ -198,23 +198,58 @@ int trace_clear(void)
 	return 0;
 }
 
-unsigned long zone_boundary_pfn(void)
+int read_zoneinfo(struct zone_info *z, int max)
 {
-	char line[256];
-	unsigned long pfn, found = 0;
-	int n = 0;
+	char line[256], name[16];
+	int n = 0, node;
+	unsigned long u;
+	long v;
 	FILE *f = fopen("/proc/zoneinfo", "r");
 
 	if (!f)
 		return 0;
 	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, " start_pfn: %lu", &pfn) == 1 && pfn > 1 && ++n == 1) {
-			found = pfn;
-			break;
+		struct zone_info *c = n ? &z[n - 1] : NULL;
+
+		if (sscanf(line, "Node %d, zone %15s", &node, name) == 2) {
+			if (n == max)
+				break;
+			z[n] = (struct zone_info){ .node = node };
+			strcpy(z[n].name, name);
+			n++;
+		} else if (!c) {
+			continue;
+		} else if (sscanf(line, " pages free %ld", &v) == 1) {
+			c->free = v;
+		} else if (sscanf(line, " min %ld", &v) == 1) {
+			c->min = v;
+		} else if (sscanf(line, " boost %ld", &v) == 1) {
+			c->boost = v;
+		} else if (sscanf(line, " high %ld", &v) == 1) {	/* not the pagesets' "high:" */
+			c->high = v;
+		} else if (sscanf(line, " managed %ld", &v) == 1) {
+			c->managed = v;
+		} else if (sscanf(line, " spanned %lu", &u) == 1) {
+			c->spanned = u;
+		} else if (sscanf(line, " present %lu", &u) == 1) {
+			c->present = u;
+		} else if (sscanf(line, " start_pfn: %lu", &u) == 1) {
+			c->start_pfn = u;
 		}
 	}
 	fclose(f);
-	return found;
+	return n;
+}
+
+unsigned long zone_boundary_pfn(void)
+{
+	struct zone_info z[16];
+	int n = read_zoneinfo(z, 16), populated = 0;
+
+	for (int i = 0; i < n; i++)
+		if (z[i].present && ++populated == 2)
+			return z[i].start_pfn;
+	return 0;
 }
 
 int read_str(const char *path, char *buf, size_t len)

@@ -41,6 +41,18 @@ int write_str(const char *path, const char *s);
 int write_raw(const char *path, const char *buf, size_t len);
 /* Empties the ftrace ring buffer (/sys/kernel/tracing/trace). */
 int trace_clear(void);
+/*
+ * One zone of /proc/zoneinfo. Pages; min, low and high as printed (min
+ * includes watermark_boost, given apart in boost).
+ */
+struct zone_info {
+	int node;
+	char name[16];
+	unsigned long start_pfn, spanned, present;
+	long managed, free, min, boost, high;
+};
+/* Every zone of /proc/zoneinfo, populated or not, in its order; their number. */
+int read_zoneinfo(struct zone_info *z, int max);
 /* First pfn of the second populated zone in /proc/zoneinfo; 0 if none. */
 unsigned long zone_boundary_pfn(void);
 /* Reads @path into @buf (NUL-terminated); bytes read or -errno. */

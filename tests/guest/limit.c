@@ -32,24 +32,15 @@
 /* Populated zones' [start, end) from /proc/zoneinfo. */
 static int zones(unsigned long *start, unsigned long *end, int max)
 {
-	char line[256];
-	unsigned long s = 0, spanned = 0, present = 0;
-	int n = 0;
-	FILE *f = fopen("/proc/zoneinfo", "r");
+	struct zone_info z[16];
+	int nz = read_zoneinfo(z, 16), n = 0;
 
-	while (f && fgets(line, sizeof(line), f) && n < max) {
-		if (sscanf(line, " present %lu", &present) == 1)
+	for (int i = 0; i < nz && n < max; i++) {
+		if (!z[i].present)
 			continue;
-		if (sscanf(line, " spanned %lu", &spanned) == 1)
-			continue;
-		if (sscanf(line, " start_pfn: %lu", &s) == 1 && present) {
-			start[n] = s;
-			end[n++] = s + spanned;
-			present = 0;
-		}
+		start[n] = z[i].start_pfn;
+		end[n++] = z[i].start_pfn + z[i].spanned;
 	}
-	if (f)
-		fclose(f);
 	return n;
 }
 

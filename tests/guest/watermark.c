@@ -44,57 +44,16 @@
 #define CHUNK (8UL << 20)
 #define MAX_CHUNKS 128
 
-struct zinfo {
-	int node;
-	char name[16];
-	long free, min, boost, high, managed;
-};
-
-/* Zones from /proc/zoneinfo; their number. */
-static int read_zones(struct zinfo *z, int max)
-{
-	char line[256], name[16];
-	int n = 0, node;
-	long v;
-	FILE *f = fopen("/proc/zoneinfo", "r");
-
-	if (!f)
-		kt_bail("cannot open /proc/zoneinfo: %s", strerror(errno));
-	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "Node %d, zone %15s", &node, name) == 2) {
-			if (n == max)
-				break;
-			z[n] = (struct zinfo){ .node = node };
-			strcpy(z[n].name, name);
-			n++;
-		} else if (!n) {
-			continue;
-		} else if (sscanf(line, " pages free %ld", &v) == 1) {
-			z[n - 1].free = v;
-		} else if (sscanf(line, " min %ld", &v) == 1) {
-			z[n - 1].min = v;
-		} else if (sscanf(line, " boost %ld", &v) == 1) {
-			z[n - 1].boost = v;
-		} else if (sscanf(line, " high %ld", &v) == 1) {
-			z[n - 1].high = v;
-		} else if (sscanf(line, " managed %ld", &v) == 1) {
-			z[n - 1].managed = v;
-		}
-	}
-	fclose(f);
-	return n;
-}
-
 /* setup_per_zone_wmarks() shares min_free_kbytes among these by size. */
-static bool lowmem(const struct zinfo *z)
+static bool lowmem(const struct zone_info *z)
 {
 	return z->managed > 0 && strcmp(z->name, "Movable") && strcmp(z->name, "HighMem");
 }
 
-static struct zinfo zone_now(int node, const char *name)
+static struct zone_info zone_now(int node, const char *name)
 {
-	struct zinfo z[16];
-	int n = read_zones(z, 16);
+	struct zone_info z[16];
+	int n = read_zoneinfo(z, 16);
 
 	for (int i = 0; i < n; i++)
 		if (z[i].node == node && !strcmp(z[i].name, name))
@@ -105,8 +64,8 @@ static struct zinfo zone_now(int node, const char *name)
 /* Lowest share of free pages among the other lowmem zones. */
 static double others_ratio(int node, const char *name)
 {
-	struct zinfo z[16];
-	int n = read_zones(z, 16);
+	struct zone_info z[16];
+	int n = read_zoneinfo(z, 16);
 	double low = 1.0;
 
 	for (int i = 0; i < n; i++)
@@ -172,7 +131,7 @@ struct outcome {
 	bool conclusive, event;
 	long datt, dmig, gap, ev_free, ev_mark;
 	size_t bad;
-	struct zinfo before, after;
+	struct zone_info before, after;
 	char kb[32], last[200], why[200];
 };
 
@@ -190,14 +149,14 @@ static struct outcome *o;
  * below its free pages, and ask for one block. A try counts if free
  * memory was within (min, min + gap) before and after the request.
  */
-static void child(const struct zinfo *zone, const char *path, const char *req)
+static void child(const struct zone_info *zone, const char *path, const char *req)
 {
 	char *chunks[MAX_CHUNKS];
 	unsigned long nodemask = 1UL << zone->node;
 	double t0;
 
 	for (;;) {
-		struct zinfo cur = zone_now(zone->node, zone->name);
+		struct zone_info cur = zone_now(zone->node, zone->name);
 		char *p;
 
 		if ((double)cur.free / cur.managed < 0.6 * others_ratio(zone->node, zone->name))
@@ -218,10 +177,10 @@ static void child(const struct zinfo *zone, const char *path, const char *req)
 
 	t0 = now();
 	while (!o->conclusive && now() - t0 < SECONDS) {
-		struct zinfo b = zone_now(zone->node, zone->name), a;
+		struct zone_info b = zone_now(zone->node, zone->name), a;
 		long want = b.free - ABOVE, lowmem_pages = 0, att, mig;
-		struct zinfo z[16];
-		int n = read_zones(z, 16);
+		struct zone_info z[16];
+		int n = read_zoneinfo(z, 16);
 
 		for (int i = 0; i < n; i++)
 			if (lowmem(&z[i]))
@@ -256,14 +215,14 @@ static void child(const struct zinfo *zone, const char *path, const char *req)
 
 int main(void)
 {
-	struct zinfo z[16], zone = { .node = -1 };
+	struct zone_info z[16], zone = { .node = -1 };
 	char path[96], req[16], saved[32], reason[32], v[32], last[200];
 	long pb;
 	int n, status, ret;
 	pid_t pid;
 
 	kt_plan(6);
-	n = read_zones(z, 16);
+	n = read_zoneinfo(z, 16);
 	/* The zone of a node with no other populated zone: the request touches only it. */
 	for (int i = 0; i < n; i++) {
 		int zones = 0;
