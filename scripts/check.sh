@@ -134,6 +134,10 @@ boot() {
 # The in-guest tests (KUnit results included).
 boot check 3000
 
+# Beside memory offline and CMA, in a boot with movable memory blocks and
+# a CMA area (guest/plans/isolation).
+boot isolation 900
+
 # The kernel's mm selftests under churn, in a fresh boot of their own: the
 # stock column (tests/selftests/stock.txt) was recorded that way, and the
 # tests above leave memory and settings behind that the selftests notice.

@@ -3,6 +3,8 @@
 #   run-guest.sh [-k bzImage] [-m MEM] [-t TIMEOUT_S] [-a "extra cmdline"] [-T GLOBS] PLAN
 # -T runs only the plan's tests whose names match one of the comma-separated
 # globs (make check T=...).
+# A plan's "#: cmdline ARGS" lines add ARGS to the kernel command line
+# (a boot that needs movable memory or a CMA area says so in its plan).
 # Writes $KDEFRAG_OUT/runs/PLAN/{console.log,results.ktap} and prints the
 # verdict (scripts/verdict.sh); exits non-zero on any failure.
 . "$(dirname "$0")/lib.sh"
@@ -81,7 +83,8 @@ watch_silence() {
 
 # A hung task, a soft lockup, an RCU stall or an oops panics (config/qemu.config).
 detectors="hung_task_panic=1 softlockup_panic=1 sysctl.kernel.panic_on_rcu_stall=1 oops=panic"
-cmdline="console=ttyS0 panic=-1 $detectors loglevel=6 numa=fake=2 kdefrag_plan=$plan${only:+ kdefrag_only=$only} $append"
+plan_args=$(sed -n 's/^#: cmdline //p' "$KDEFRAG_ROOT/guest/plans/$plan" | tr '\n' ' ')
+cmdline="console=ttyS0 panic=-1 $detectors loglevel=6 numa=fake=2 kdefrag_plan=$plan${only:+ kdefrag_only=$only} $plan_args$append"
 log "booting $plan${only:+ (only $only)} ($accel, $mem, timeout ${timeout}s)"
 set +e
 timeout --kill-after=10 "$timeout" qemu-system-x86_64 \

@@ -438,11 +438,12 @@ long settled_free_kb(void)
 	return mem_free_kb();
 }
 
-long isolated_pageblocks(void)
+long pageblocks_of_type(int node, const char *zone, const char *type)
 {
 	static char buf[16384];
+	char *p, *end, *line;
+	int col = -1, n = 0;
 	long total = 0;
-	char *p, *end;
 
 	if (read_str("/proc/pagetypeinfo", buf, sizeof(buf)) < 0)
 		return -1;
@@ -453,18 +454,59 @@ long isolated_pageblocks(void)
 	end = strstr(p, "\n\n");
 	if (end)
 		*end = '\0';
-	while ((p = strstr(p, "\nNode"))) {
-		long v[8];
-		int n;
+	/* The header names the columns, which depend on the config. */
+	line = p + strlen("Number of blocks type");
+	end = strchr(line, '\n');
+	if (!end)
+		return -1;
+	*end = '\0';
+	for (char *tok = strtok(line, " "); tok; tok = strtok(NULL, " "), n++)
+		if (!strcmp(tok, type))
+			col = n;
+	if (col < 0)
+		return -1;
+	p = end;
+	while ((p = strstr(p + 1, "Node"))) {
+		char name[16];
+		int nd, off = 0;
+		long v;
 
-		p++;
-		/* "Node N, zone NAME <count per type>": Isolate is the last column. */
-		n = sscanf(strchr(p, ',') + 1, " zone %*s %ld %ld %ld %ld %ld %ld %ld %ld",
-			   &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7]);
-		if (n >= 1)
-			total += v[n - 1];
+		/* "Node N, zone NAME <count per type>" */
+		if (sscanf(p, "Node %d, zone %15s%n", &nd, name, &off) != 2)
+			continue;
+		if ((node >= 0 && nd != node) || (zone && strcmp(zone, name)))
+			continue;
+		line = p + off;
+		for (int c = 0; c <= col; c++) {
+			int used = 0;
+
+			if (sscanf(line, " %ld%n", &v, &used) != 1)
+				return -1;
+			line += used;
+		}
+		total += v;
 	}
 	return total;
+}
+
+long pageblock_pages(void)
+{
+	char line[256];
+	long v = 0;
+	FILE *f = fopen("/proc/pagetypeinfo", "r");
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Pages per block: %ld", &v) == 1)
+			break;
+	fclose(f);
+	return v;
+}
+
+long isolated_pageblocks(void)
+{
+	return pageblocks_of_type(-1, NULL, "Isolate");
 }
 
 static inline uint64_t mix(uint64_t x)

@@ -86,7 +86,15 @@ long settled_free_kb(void);
  * has KASAN, since freed slab objects wait there.
  */
 long free_slack_kb(void);
-/* Pageblocks now MIGRATE_ISOLATE, from /proc/pagetypeinfo; -1 on error. */
+/*
+ * Pageblocks of migratetype @type ("Movable", "CMA", "Isolate", ... as
+ * /proc/pagetypeinfo names them) in zone @zone of node @node (-1, NULL:
+ * every one), from /proc/pagetypeinfo; -1 on error or an unknown type.
+ */
+long pageblocks_of_type(int node, const char *zone, const char *type);
+/* "Pages per block" from /proc/pagetypeinfo; 0 on error. */
+long pageblock_pages(void);
+/* Pageblocks now MIGRATE_ISOLATE, anywhere; -1 on error. */
 long isolated_pageblocks(void);
 
 /*

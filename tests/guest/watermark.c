@@ -92,22 +92,6 @@ static void field(const char *line, const char *key, char *out, size_t len)
 	out[n] = '\0';
 }
 
-/* "Pages per block" from /proc/pagetypeinfo. */
-static long pageblock_pages(void)
-{
-	char line[256];
-	long v = 0;
-	FILE *f = fopen("/proc/pagetypeinfo", "r");
-
-	if (!f)
-		return 0;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "Pages per block: %ld", &v) == 1)
-			break;
-	fclose(f);
-	return v;
-}
-
 /* The free= and mark= of the last defrag_watermark event; false if none. */
 static bool gate_event(long *free, long *mark)
 {
