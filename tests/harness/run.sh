@@ -21,7 +21,8 @@ cases=(
 	"selftest-nostock|1|case: not ok 1 no stock column|"
 	"selftest-kunit|1|not ok - defrag-policy: the suite did not run|-T kunit-missing"
 	"selftest-kunit|1|not ok - defrag-policy: planned 3 cases, reported 2|-T kunit-short"
-	"selftest-kunit|0|selftest-kunit: 3 passed, 0 failed|-T kunit-complete"
+	"selftest-kunit|1|not ok - defrag-core: the suite did not run|-T kunit-core-missing"
+	"selftest-kunit|0|selftest-kunit: 5 passed, 0 failed|-T kunit-complete"
 )
 echo "KTAP version 1"
 echo "1..$((${#cases[@]} + 2))"
