@@ -17,7 +17,10 @@ mkdir -p "$gen"
 # Generate the config in a side directory and copy it over only when it
 # changed, so an unchanged rerun does not touch .config (nothing rebuilds).
 kmake "$src" "$gen" -s tinyconfig >/dev/null
-"$src/scripts/kconfig/merge_config.sh" -m -O "$gen" "$gen/.config" "${frags[@]}" >/dev/null
+# merge_config.sh keeps its temporary files in the current directory:
+# there, not in the project (a killed build would leave them behind).
+for i in "${!frags[@]}"; do frags[i]=$(realpath "${frags[i]}"); done
+(cd "$gen" && "$src/scripts/kconfig/merge_config.sh" -m -O "$gen" "$gen/.config" "${frags[@]}" >/dev/null)
 kmake "$src" "$gen" -s olddefconfig >/dev/null
 
 # Tinyconfig silently drops options whose dependencies are missing: every
