@@ -10,6 +10,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -310,6 +311,147 @@ uint64_t kpagecount(uint64_t pfn)
 	return kpage_entry("/proc/kpagecount", &fd, pfn);
 }
 
+int kpf_snapshot(struct kpf_zone *z, int max)
+{
+	struct zone_info zi[16];
+	int nz = read_zoneinfo(zi, 16), n = 0, fd = open("/proc/kpageflags", O_RDONLY);
+
+	if (fd < 0)
+		return -1;
+	for (int i = 0; i < nz && n < max; i++) {
+		size_t len = zi[i].spanned * 8;
+
+		if (!zi[i].present)
+			continue;
+		z[n].node = zi[i].node;
+		snprintf(z[n].name, sizeof(z[n].name), "%s", zi[i].name);
+		z[n].start = zi[i].start_pfn;
+		z[n].end = zi[i].start_pfn + zi[i].spanned;
+		z[n].flags = malloc(len);
+		if (!z[n].flags || pread(fd, z[n].flags, len, z[n].start * 8) != (ssize_t)len) {
+			free(z[n].flags);
+			kpf_release(z, n);
+			close(fd);
+			return -1;
+		}
+		n++;
+	}
+	close(fd);
+	return n;
+}
+
+void kpf_release(struct kpf_zone *z, int nz)
+{
+	for (int i = 0; i < nz; i++)
+		free(z[i].flags);
+}
+
+int kpf_zone_of(const struct kpf_zone *z, int nz, unsigned long pfn)
+{
+	for (int i = 0; i < nz; i++)
+		if (pfn >= z[i].start && pfn < z[i].end)
+			return i;
+	return -1;
+}
+
+#define KPF_LRU		5
+#define KPF_WRITEBACK	8
+#define KPF_BUDDY	10
+
+long kpf_cost(const struct kpf_zone *z, unsigned long start, unsigned long end)
+{
+	long used = 0;
+
+	if (end <= start || start < z->start || end > z->end)
+		return -1;
+	for (unsigned long pfn = start; pfn < end; pfn++) {
+		uint64_t f = z->flags[pfn - z->start];
+
+		if (f & (1ULL << KPF_BUDDY))
+			continue;
+		if (!(f & (1ULL << KPF_LRU)) || (f & (1ULL << KPF_WRITEBACK)))
+			return -1;
+		used++;
+	}
+	return used;
+}
+
+long kpf_free(const struct kpf_zone *z)
+{
+	long n = 0;
+
+	for (unsigned long pfn = z->start; pfn < z->end; pfn++)
+		n += !!(z->flags[pfn - z->start] & (1ULL << KPF_BUDDY));
+	return n;
+}
+
+long kpf_used(const struct kpf_zone *z, unsigned long start, unsigned long end)
+{
+	long used = 0;
+
+	if (end <= start || start < z->start || end > z->end)
+		return -1;
+	for (unsigned long pfn = start; pfn < end; pfn++)
+		used += !(z->flags[pfn - z->start] & (1ULL << KPF_BUDDY));
+	return used;
+}
+
+static int cmp_long(const void *a, const void *b)
+{
+	long x = *(const long *)a, y = *(const long *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+long kpf_cheapest(const struct kpf_zone *z, int order, long k, long *free_ranges)
+{
+	unsigned long span = 1UL << order;
+	long n = 0, sum = 0, *costs = malloc(((z->end - z->start) / span + 1) * sizeof(long));
+
+	*free_ranges = 0;
+	if (!costs)
+		return -1;
+	for (unsigned long pfn = (z->start + span - 1) & ~(span - 1); pfn + span <= z->end; pfn += span) {
+		long c = kpf_cost(z, pfn, pfn + span);
+
+		if (c == 0)
+			(*free_ranges)++;
+		else if (c > 0)
+			costs[n++] = c;
+	}
+	qsort(costs, n, sizeof(long), cmp_long);
+	if (k > n)
+		k = -1;
+	for (long i = 0; k > 0 && i < k; i++)
+		sum += costs[i];
+	free(costs);
+	return k < 0 ? -1 : sum;
+}
+
+int traced_ranges(struct traced_range *r, int max)
+{
+	static char buf[8 << 20];
+	char *line, *save;
+	int n = 0;
+
+	if (read_str("/sys/kernel/tracing/trace", buf, sizeof(buf)) < 0)
+		return -1;
+	for (line = strtok_r(buf, "\n", &save); line && n < max;
+	     line = strtok_r(NULL, "\n", &save)) {
+		char *p = strstr(line, "defrag_range_evacuated:");
+		bool made = p;
+
+		if (!p)
+			p = strstr(line, "defrag_range_failed:");
+		if (!p || !strstr(p, "range=") || !strstr(p, "nr_migrated=") ||
+		    sscanf(strstr(p, "range="), "range=(0x%lx ~ 0x%lx)", &r[n].start, &r[n].end) != 2 ||
+		    sscanf(strstr(p, "nr_migrated="), "nr_migrated=%lu", &r[n].migrated) != 1)
+			continue;
+		r[n++].made = made;
+	}
+	return n;
+}
+
 bool pfn_free(uint64_t pfn)
 {
 	uint64_t fl = kpageflags(pfn);
@@ -552,6 +694,7 @@ static const char *const frag_names[FRAG_NR_KINDS] = {
 	[FRAG_TMPFS] = "tmpfs",
 	[FRAG_EXT4] = "ext4",
 	[FRAG_MIX] = "mix",
+	[FRAG_SPARSE] = "sparse",
 };
 
 const char *frag_kind_name(enum frag_kind kind)
@@ -579,9 +722,12 @@ static void frag_mark(struct frag *f)
 	bool rel = mix(s) & 1;
 	size_t i = 0;
 
-	if (f->kind == FRAG_ANON_PAGES) {
+	if (f->kind == FRAG_ANON_PAGES || f->kind == FRAG_SPARSE) {
+		/* sparse: 3 of 4 */
+		unsigned int mask = f->kind == FRAG_SPARSE ? 3 : 1;
+
 		for (i = 0; i < f->npages; i++)
-			f->released[i] = mix(f->seed ^ (i * 0x9e3779b97f4a7c15ULL)) & 1;
+			f->released[i] = !!(mix(f->seed ^ (i * 0x9e3779b97f4a7c15ULL)) & mask);
 		return;
 	}
 	while (i < f->npages) {
@@ -645,6 +791,27 @@ static int frag_pipe_page(struct frag *f)
 	return 0;
 }
 
+/* sparse: a small tmpfs file (an inode, a dentry, a page of shmem). */
+#define FRAG_FILES "/mnt/tmpfs/frag-files"
+#define FRAG_FILE_EVERY 64	/* one file after this many anon pages */
+
+static int frag_small_file(struct frag *f)
+{
+	char path[64];
+	int fd;
+
+	snprintf(path, sizeof(path), FRAG_FILES "/%zu", f->files);
+	fd = open(path, O_CREAT | O_WRONLY | O_TRUNC, 0600);
+	if (fd < 0)
+		return -1;
+	f->files++;
+	if (write(fd, path, 8) != 8) {
+		close(fd);
+		return -1;
+	}
+	return close(fd);
+}
+
 static int frag_file(struct frag *f, const char *path, size_t len)
 {
 	f->fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
@@ -697,6 +864,8 @@ static int do_fragment(struct frag *f, enum frag_kind kind, long leave_kb, uint6
 	len = (size_t)(free_kb - leave_kb) * 1024 / PAGE_SIZE * PAGE_SIZE;
 	if (kind == FRAG_MIX)	/* room for the pipe pages */
 		len -= len / (FRAG_PIPE_EVERY + 1) / PAGE_SIZE * PAGE_SIZE;
+	if (kind == FRAG_SPARSE)	/* and for the files' pages and slab */
+		len -= len / FRAG_FILE_EVERY / PAGE_SIZE * PAGE_SIZE;
 	f->npages = len / PAGE_SIZE;
 	f->released = calloc(f->npages, 1);
 	if (!f->released)
@@ -734,11 +903,16 @@ static int do_fragment(struct frag *f, enum frag_kind kind, long leave_kb, uint6
 			if (pipe(f->pipes[f->npipes]))
 				return -1;
 	}
-	/* Page by page, so that pipe pages are allocated among the anon ones. */
+	if (kind == FRAG_SPARSE && mkdir(FRAG_FILES, 0700) && errno != EEXIST)
+		return -1;
+	/* Page by page, so that the kernel's pages are allocated among the anon ones. */
 	for (size_t i = 0; i < f->npages; i++) {
 		fill_pages(f->base + i * PAGE_SIZE, 1, seed + i);
 		if (kind == FRAG_MIX && i % FRAG_PIPE_EVERY == FRAG_PIPE_EVERY - 1 &&
 		    frag_pipe_page(f))
+			return -1;
+		if (kind == FRAG_SPARSE && i % FRAG_FILE_EVERY == FRAG_FILE_EVERY - 1 &&
+		    frag_small_file(f))
 			return -1;
 	}
 	frag_for_released(f, release_anon);
@@ -811,6 +985,14 @@ size_t frag_used_pages(const struct frag *f)
 
 void frag_release(struct frag *f)
 {
+	for (size_t i = 0; i < f->files; i++) {
+		char path[64];
+
+		snprintf(path, sizeof(path), FRAG_FILES "/%zu", i);
+		unlink(path);
+	}
+	if (f->files)
+		rmdir(FRAG_FILES);
 	if (f->base)
 		munmap(f->base, f->npages * PAGE_SIZE);
 	if (f->fd >= 0) {

@@ -73,6 +73,44 @@ uint64_t kpagecount(uint64_t pfn);
  * free list; rarely, a flagless kernel page such as vmalloc's).
  */
 bool pfn_free(uint64_t pfn);
+/* /proc/kpageflags of one populated zone, read at one moment. */
+struct kpf_zone {
+	int node;
+	char name[16];
+	unsigned long start, end;	/* pfns, as /proc/zoneinfo spans them */
+	uint64_t *flags;
+};
+/* Reads every populated zone into @z; their number, or -1. */
+int kpf_snapshot(struct kpf_zone *z, int max);
+void kpf_release(struct kpf_zone *z, int nz);
+/* Index of the zone that holds @pfn, or -1. */
+int kpf_zone_of(const struct kpf_zone *z, int nz, unsigned long pfn);
+/*
+ * Pages of [start, end) that a request would migrate: every page is free
+ * (BUDDY) or on the LRU and not under writeback, and this many are in
+ * use; -1 if some page is neither (slab, page table, other kernel page,
+ * a per-CPU free page: drain first) or the range is not in @z.
+ */
+long kpf_cost(const struct kpf_zone *z, unsigned long start, unsigned long end);
+/* Free (BUDDY) pages of @z. */
+long kpf_free(const struct kpf_zone *z);
+/* Pages of [start, end) not free (BUDDY), whatever they are; -1 outside @z. */
+long kpf_used(const struct kpf_zone *z, unsigned long start, unsigned long end);
+/*
+ * The least a request can migrate to make @k free order-@order blocks in
+ * @z: the cost of its @k cheapest aligned ranges that are not free yet
+ * (-1 if fewer can be emptied). *@free_ranges gets those already free.
+ */
+long kpf_cheapest(const struct kpf_zone *z, int order, long k, long *free_ranges);
+
+/* A range that a request evacuated (made) or gave up, from the defrag trace. */
+struct traced_range {
+	unsigned long start, end, migrated;
+	bool made;
+};
+/* The ranges of the trace buffer, in order; their number or -1. */
+int traced_ranges(struct traced_range *r, int max);
+
 /* MemFree from /proc/meminfo, in kB. */
 long mem_free_kb(void);
 /*
@@ -127,7 +165,8 @@ size_t check_pages(const void *p, size_t npages, uint64_t seed);
  * Fragment physical memory: fill all but @leave_kb of MemFree (at least
  * twice min_free_kbytes and 16 MB more) with one kind
  * of memory, each page with fill_pages(seed + index) contents, then release
- * half of it, so that free memory is holes between used pages:
+ * half of it (sparse: 3 of 4 pages), so that free memory is holes between
+ * used pages:
  *  - anon-pages: anon, each page released or not at random (mostly
  *    single-page holes: every aligned range costs about the same);
  *  - anon-runs: anon, alternating kept and released runs of 1..64 pages
@@ -136,7 +175,12 @@ size_t check_pages(const void *p, size_t npages, uint64_t seed);
  *  - ext4: a clean ext4 file in the page cache, runs dropped from the
  *    cache with POSIX_FADV_DONTNEED (the file stays whole on disk);
  *  - mix: anon runs with one pipe page (an unmovable kernel allocation)
- *    allocated after every 16 anon pages.
+ *    allocated after every 16 anon pages;
+ *  - sparse: anon, a small tmpfs file (inode and dentry slab, a page of
+ *    shmem) created after every 64 anon pages, the mapping's page tables
+ *    among them too; then 3 of 4 anon pages released at random. With a
+ *    small @leave_kb, memory filled to the brim and mostly holes: the
+ *    order-9 case of the "engine made safe" issue.
  * Returns 0 or -1 (call frag_release() either way).
  */
 enum frag_kind {
@@ -145,6 +189,7 @@ enum frag_kind {
 	FRAG_TMPFS,
 	FRAG_EXT4,
 	FRAG_MIX,
+	FRAG_SPARSE,
 	FRAG_NR_KINDS
 };
 
@@ -158,6 +203,7 @@ struct frag {
 	char path[64];
 	int (*pipes)[2];	/* mix */
 	size_t npipes, pipe_pages;
+	size_t files;		/* sparse: small files made */
 };
 int fragment(struct frag *f, enum frag_kind kind, long leave_kb, uint64_t seed);
 int fragment_anon(struct frag *f, long leave_kb, uint64_t seed);
