@@ -354,10 +354,6 @@ int kpf_zone_of(const struct kpf_zone *z, int nz, unsigned long pfn)
 	return -1;
 }
 
-#define KPF_LRU		5
-#define KPF_WRITEBACK	8
-#define KPF_BUDDY	10
-
 long kpf_cost(const struct kpf_zone *z, unsigned long start, unsigned long end)
 {
 	long used = 0;
@@ -458,8 +454,22 @@ bool pfn_free(uint64_t pfn)
 
 	if (fl == ~0ULL)
 		return false;
-	return (fl & (1ULL << 10)) ||	/* KPF_BUDDY */
+	return (fl & (1ULL << KPF_BUDDY)) ||
 	       (!fl && kpagecount(pfn) == 0);
+}
+
+bool pfn_buddy(uint64_t pfn)
+{
+	uint64_t fl = kpageflags(pfn);
+
+	return fl != ~0ULL && (fl & (1ULL << KPF_BUDDY));
+}
+
+void pcp_drain(void)
+{
+	static char buf[16384];
+
+	read_str("/sys/kernel/debug/defrag/summary", buf, sizeof(buf));
 }
 
 /* From mm/gup_test.h */
@@ -573,10 +583,8 @@ long free_slack_kb(void)
 
 long settled_free_kb(void)
 {
-	static char buf[16384];
-
 	sleep(1);
-	read_str("/sys/kernel/debug/defrag/summary", buf, sizeof(buf));
+	pcp_drain();
 	return mem_free_kb();
 }
 

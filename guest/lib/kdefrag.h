@@ -6,6 +6,7 @@
 #ifndef KDEFRAG_GUEST_H
 #define KDEFRAG_GUEST_H
 
+#include <linux/kernel-page-flags.h>	/* KPF_*, the /proc/kpageflags bits */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdbool.h>
@@ -68,11 +69,19 @@ uint64_t kpageflags(uint64_t pfn);
  */
 uint64_t kpagecount(uint64_t pfn);
 /*
- * @pfn is free: the head of a free buddy block (KPF_BUDDY), or a page with
- * no flags that nothing maps (a tail of a free block, or on a per-CPU
- * free list; rarely, a flagless kernel page such as vmalloc's).
+ * @pfn is free: in a free buddy block (KPF_BUDDY), or a page with no flags
+ * that nothing maps (on a per-CPU free list; but also a flagless kernel
+ * page that nothing maps, such as a pipe buffer's or vmalloc's).
  */
 bool pfn_free(uint64_t pfn);
+/*
+ * @pfn is in a free buddy block (kpageflags marks every page of one
+ * KPF_BUDDY): free beyond doubt. Pages on the per-CPU free lists are not:
+ * pcp_drain() first.
+ */
+bool pfn_buddy(uint64_t pfn);
+/* Returns the per-CPU free lists' pages to the buddy allocator (kdefrag's debugfs summary drains them). */
+void pcp_drain(void);
 /* /proc/kpageflags of one populated zone, read at one moment. */
 struct kpf_zone {
 	int node;

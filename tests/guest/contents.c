@@ -23,8 +23,6 @@
 #include <unistd.h>
 
 #define NPAGES 512
-#define KPF_SWAPCACHE 13
-#define KPF_THP 22
 
 struct region {
 	const char *name;

@@ -26,8 +26,6 @@
 #define DIR "/sys/kernel/mm/defrag/"
 #define NODE0 "/sys/devices/system/node/node0/defrag_coalesce"
 
-#define KPF_SLAB	7
-#define KPF_PGTABLE	26
 
 static const char * const counters[] = {
 	"defrag_attempt", "defrag_success", "defrag_fail", "defrag_migrated",

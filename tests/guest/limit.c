@@ -20,12 +20,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#define KPF_LRU		5
-#define KPF_BUDDY	10
-#define KPF_NOPAGE	20
-#define KPF_WRITEBACK	8
-#define KPF_SLAB	7
-#define KPF_PGTABLE	26
+/* Not in the uapi header: a kernel-internal bit that /proc/kpageflags shows. */
 #define KPF_RESERVED	32
 #define ORDER		4
 
