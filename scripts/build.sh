@@ -24,20 +24,29 @@ for i in "${!frags[@]}"; do frags[i]=$(realpath "${frags[i]}"); done
 kmake "$src" "$gen" -s olddefconfig >/dev/null
 
 # Tinyconfig silently drops options whose dependencies are missing: every
-# option a fragment asks for must be in the final .config exactly as asked.
+# option a fragment asks for must be in the final .config exactly as asked,
+# by the last fragment that sets it (merge_config.sh lets later ones win:
+# the debug profile overrides qemu.config's hung-task timeout).
 bad=0
+declare -A wants=()
+opts=()
 while IFS= read -r line; do
 	case $line in
 	CONFIG_*=*) opt=${line%%=*}; want=$line ;;
 	"# CONFIG_"*" is not set") opt=${line#\# }; opt=${opt%% *}; want="# $opt is not set" ;;
 	*) continue ;;
 	esac
+	[ -n "${wants[$opt]+set}" ] || opts+=("$opt")
+	wants[$opt]=$want
+done < <(cat "${frags[@]}")
+for opt in "${opts[@]}"; do
+	want=${wants[$opt]}
 	got=$(grep -E "^($opt=|# $opt is not set)" "$gen/.config" || true)
 	if [ "$got" != "$want" ] && ! { [ -z "$got" ] && [ "${want#\# }" != "$want" ]; }; then
 		echo "kdefrag: config: asked for '$want', got '${got:-<absent>}'" >&2
 		bad=1
 	fi
-done < <(cat "${frags[@]}")
+done
 [ $bad -eq 0 ] || [ "${KDEFRAG_CONFIG_LAX:-0}" = 1 ] || die "config fragment not satisfied (see above)"
 
 cmp -s "$gen/.config" "$KDEFRAG_BUILD/.config" || cp "$gen/.config" "$KDEFRAG_BUILD/.config"

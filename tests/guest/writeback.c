@@ -104,16 +104,19 @@ static bool own_pfn(uint64_t pfn)
 
 /*
  * A page of someone else's that evacuate moves as it moves the test's:
- * on the LRU, not under writeback, not unevictable or mlocked. The page
- * cache of this file is allocated among whatever else the guest holds
- * (another process's anon pages, tmpfs pages of earlier tests), the more
- * so when free memory is in single pages.
+ * anon or shmem on the LRU, not under writeback, not unevictable or
+ * mlocked. The page cache of this file is allocated among whatever else
+ * the guest holds (another process's anon pages, tmpfs pages of earlier
+ * tests), the more so when free memory is in single pages. Not another
+ * file's page cache: a dirty ext4 folio with buffers can stay busy
+ * longer than evacuate retries (seen on the debug kernel).
  */
 static bool movable_foreign(uint64_t pfn)
 {
 	uint64_t fl = kpageflags(pfn);
 
 	return fl != ~0ULL && (fl & (1ULL << KPF_LRU)) &&
+	       (fl & ((1ULL << KPF_ANON) | (1ULL << KPF_SWAPBACKED))) &&
 	       !(fl & ((1ULL << KPF_WRITEBACK) | (1ULL << KPF_UNEVICTABLE) |
 		       (1ULL << KPF_MLOCKED)));
 }
