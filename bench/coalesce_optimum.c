@@ -77,8 +77,10 @@ int main(int argc, char **argv)
 	trace_clear();
 	settled_free_kb();	/* drains the per-CPU lists: kpageflags cannot see them */
 	nz = kpf_snapshot(z, 16);
-	if (nz < 1)
+	if (nz < 1) {
+		frag_release(&f);
 		kt_bail("cannot read /proc/kpageflags");
+	}
 	read_str(REASONS, reasons, sizeof(reasons));
 	mig0 = vmstat("defrag_migrated");
 	scan0 = vmstat("defrag_scanned");

@@ -803,8 +803,12 @@ static int frag_pipe_page(struct frag *f)
 #define FRAG_FILES "/mnt/tmpfs/frag-files"
 #define FRAG_FILE_EVERY 64	/* one file after this many anon pages */
 
+/* A small file's one page: its own pattern, checked by frag_check(). */
+#define FRAG_FILE_SEED(f, n) ((f)->seed + 0x60000000 + (n))
+
 static int frag_small_file(struct frag *f)
 {
+	static char page[PAGE_SIZE];
 	char path[64];
 	int fd;
 
@@ -812,8 +816,9 @@ static int frag_small_file(struct frag *f)
 	fd = open(path, O_CREAT | O_WRONLY | O_TRUNC, 0600);
 	if (fd < 0)
 		return -1;
+	fill_pages(page, 1, FRAG_FILE_SEED(f, f->files));
 	f->files++;
-	if (write(fd, path, 8) != 8) {
+	if (write(fd, page, PAGE_SIZE) != PAGE_SIZE) {
 		close(fd);
 		return -1;
 	}
@@ -978,6 +983,20 @@ size_t frag_check(const struct frag *f)
 			bad++;
 		else
 			bad += check_pages(buf, 1, f->seed + 0x50000000 + k);
+	}
+	/* The small files' pages: shmem, moved like the anon ones. */
+	for (size_t n = 0; n < f->files; n++) {
+		char path[64];
+		int fd;
+
+		snprintf(path, sizeof(path), FRAG_FILES "/%zu", n);
+		fd = open(path, O_RDONLY);
+		if (fd < 0 || pread(fd, buf, PAGE_SIZE, 0) != PAGE_SIZE)
+			bad++;
+		else
+			bad += check_pages(buf, 1, FRAG_FILE_SEED(f, n));
+		if (fd >= 0)
+			close(fd);
 	}
 	return bad;
 }

@@ -66,10 +66,11 @@ static int evacuate16(uint64_t pfn, char *why, size_t len)
  * The test's own pages by pfn (sorted): the file's, and those of the
  * buffer it was written from, allocated just before and so often their
  * neighbours. A range is sampled only if it holds nothing else but free
- * pages. Not "every page LRU": ext4's metadata buffers sit in the block
- * device's page cache too, allocated movable (__getblk() asks so, unlike
- * a raw write), and while the journal holds them no migration can move
- * them (reason migrate), writeback or not.
+ * pages and others' anon or shmem pages (movable_foreign()). Not "every
+ * page LRU": ext4's metadata buffers sit in the block device's page cache
+ * too, allocated movable (__getblk() asks so, unlike a raw write), and
+ * while the journal holds them no migration can move them (reason
+ * migrate), writeback or not.
  */
 static uint64_t *own_pfns;
 static size_t nown_pfns;
