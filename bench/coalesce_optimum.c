@@ -19,9 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define TRACING "/sys/kernel/tracing/"
 #define REASONS "/sys/kernel/debug/defrag/reasons"
-#define MAX_RANGES 65536
 
 /* Prints the ranges given up by reason, @before to now. */
 static void print_reasons(const char *before)
@@ -51,93 +49,71 @@ static void print_reasons(const char *before)
 
 int main(int argc, char **argv)
 {
-	static struct traced_range r[MAX_RANGES];
 	int order = argc > 1 ? atoi(argv[1]) : 9;
 	long count = argc > 2 ? atol(argv[2]) : 1000;
-	long made = 0, used_before = 0, optimum = 0, mig0, mig1, scan0, scan1, total_kb;
+	long made = 0, used_before = 0, optimum = 0, traced = 0;
 	long made_in[16] = { 0 };
-	char req[64], last[512], reasons[2048] = "", num[32];
-	struct kpf_zone z[16];
+	struct measured_coalesce m;
 	bool measured = true;
-	struct frag f;
-	int nz, nr;
+	char num[32];
 	size_t bad;
 
 	if (order < 1 || order > 10 || count < 1)
 		kt_bail("usage: coalesce_optimum ORDER COUNT");
 	kt_plan(2);
-	if (read_str("/proc/meminfo", last, sizeof(last)) < 0 ||
-	    sscanf(last, "MemTotal: %ld", &total_kb) != 1)
-		kt_bail("cannot read MemTotal");
-	if (fragment(&f, FRAG_SPARSE, total_kb * 3 / 100, 0x0971))
-		kt_bail("cannot fragment memory");
-	write_str(TRACING "buffer_size_kb", "8192");
-	write_str(TRACING "events/defrag/defrag_range_evacuated/enable", "1");
-	write_str(TRACING "events/defrag/defrag_range_failed/enable", "1");
-	trace_clear();
-	settled_free_kb();	/* drains the per-CPU lists: kpageflags cannot see them */
-	nz = kpf_snapshot(z, 16);
-	if (nz < 1) {
-		frag_release(&f);
-		kt_bail("cannot read /proc/kpageflags");
-	}
-	read_str(REASONS, reasons, sizeof(reasons));
-	mig0 = vmstat("defrag_migrated");
-	scan0 = vmstat("defrag_scanned");
-	snprintf(req, sizeof(req), "%d %ld", order, count);
-	write_str("/sys/kernel/mm/defrag/coalesce", req);
-	mig1 = vmstat("defrag_migrated");
-	scan1 = vmstat("defrag_scanned");
-	read_str("/sys/kernel/mm/defrag/coalesce", last, sizeof(last));
-	last[strcspn(last, "\n")] = '\0';
-	write_str(TRACING "events/defrag/defrag_range_evacuated/enable", "0");
-	write_str(TRACING "events/defrag/defrag_range_failed/enable", "0");
-	nr = traced_ranges(r, MAX_RANGES);
-	for (int i = 0; i < nr; i++) {
-		int k = kpf_zone_of(z, nz, r[i].start);
-		long u = k < 0 ? -1 : kpf_used(&z[k], r[i].start, r[i].end);
+	if (coalesce_measured(&m, order, count, 0x0971))
+		kt_bail("cannot fragment memory, trace the range events or read /proc/kpageflags");
+	for (int i = 0; i < m.nr; i++) {
+		const struct traced_range *r = &m.r[i];
+		int k = kpf_zone_of(m.z, m.nz, r->start);
+		long u = k < 0 ? -1 : kpf_used(&m.z[k], r->start, r->end);
 
 		if (u < 0) {
 			measured = false;
 			continue;
 		}
 		used_before += u;
-		if (r[i].made) {
+		traced += r->migrated;
+		if (r->made) {
 			made_in[k]++;
 			made++;
 		}
 	}
-	printf("order %d, asked %ld per zone: %s\n", order, count, last);
-	print_reasons(reasons);
-	for (int k = 0; k < nz; k++) {
-		long free_ranges, opt = kpf_cheapest(&z[k], order, made_in[k], &free_ranges);
+	/* A trace that lost events would give wrong figures. */
+	if (traced != m.migrated)
+		measured = false;
+	printf("order %d, asked %ld per zone: %s\n", order, count, m.result);
+	print_reasons(m.reasons_before);
+	for (int k = 0; k < m.nz; k++) {
+		long free_ranges, opt = kpf_cheapest(&m.z[k], order, made_in[k], &free_ranges);
 
 		printf("node %d zone %s: %ld made, %ld ranges free before, at most %ld (free pages / 2^order)\n",
-		       z[k].node, z[k].name, made_in[k], free_ranges, kpf_free(&z[k]) >> order);
+		       m.z[k].node, m.z[k].name, made_in[k], free_ranges, kpf_free(&m.z[k]) >> order);
 		if (opt < 0)
 			measured = false;
 		else
 			optimum += opt;
 	}
 	printf("workload: %zu anon pages, %zu kept, %zu files; MemTotal %ld kB, min_free_kbytes %s\n",
-	       f.npages, frag_used_pages(&f), f.files, total_kb,
+	       m.f.npages, frag_used_pages(&m.f), m.f.files, meminfo_kb("MemTotal"),
 	       read_str("/proc/sys/vm/min_free_kbytes", num, sizeof(num)) > 0 ?
 	       strtok(num, "\n") : "?");
-	if (made > 0 && optimum > 0 && used_before > 0) {
-		double per = (double)(mig1 - mig0) / made;
+	if (measured && made > 0 && optimum > 0 && used_before > 0) {
+		double per = (double)m.migrated / made;
 
 		printf("per block: migrated %.1f, optimum %.1f, ratio %.3f%s; scanned %.1f\n",
 		       per, (double)optimum / made, per / ((double)optimum / made),
 		       order == 9 ? " (target <= 1.1)" : order == 4 ? " (target <= 1.2)" : "",
-		       (double)(scan1 - scan0) / made);
+		       (double)m.scanned / made);
 		printf("moves per page: migrated %ld / in use before in the %d ranges tried %ld = %.3f\n",
-		       mig1 - mig0, nr, used_before, (double)(mig1 - mig0) / used_before);
+		       m.migrated, m.nr, used_before, (double)m.migrated / used_before);
 	}
-	kt_ok(measured && made > 0 && nr < MAX_RANGES,
-	      "order %d: %ld blocks made, %d ranges traced, each in a zone", order, made, nr);
-	bad = frag_check(&f);
-	kt_ok(bad == 0, "contents of the workload's %zu pages intact (%zu bad)", f.npages, bad);
-	kpf_release(z, nz);
-	frag_release(&f);
+	kt_ok(measured && made > 0 && m.nr < MEASURED_MAX_RANGES,
+	      "order %d: %ld blocks made, %d ranges traced (%ld migrations, defrag_migrated %ld), each in a zone",
+	      order, made, m.nr, traced, m.migrated);
+	bad = frag_check(&m.f);
+	kt_ok(bad == 0, "contents of the workload's %zu pages and %zu files intact (%zu bad)",
+	      m.f.npages, m.f.files, bad);
+	measured_release(&m);
 	return kt_done();
 }

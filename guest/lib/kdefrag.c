@@ -448,6 +448,63 @@ int traced_ranges(struct traced_range *r, int max)
 	return n;
 }
 
+#define RANGE_EVENTS "/sys/kernel/tracing/events/defrag/"
+
+static int range_events(const char *on)
+{
+	return write_str(RANGE_EVENTS "defrag_range_evacuated/enable", on) ||
+	       write_str(RANGE_EVENTS "defrag_range_failed/enable", on) ? -1 : 0;
+}
+
+int coalesce_measured(struct measured_coalesce *m, int order, long count, uint64_t seed)
+{
+	long total_kb = meminfo_kb("MemTotal"), mig0, scan0;
+	char req[64];
+
+	memset(m, 0, sizeof(*m));
+	m->nr = -1;
+	m->r = malloc(MEASURED_MAX_RANGES * sizeof(*m->r));
+	if (total_kb <= 0 || !m->r)
+		goto fail;
+	if (fragment(&m->f, FRAG_SPARSE, total_kb * 3 / 100, seed))
+		goto fail;
+	if (write_str("/sys/kernel/tracing/buffer_size_kb", "8192") || range_events("1"))
+		goto fail_frag;
+	trace_clear();
+	settled_free_kb();	/* drains the per-CPU lists: kpageflags cannot see them */
+	m->nz = kpf_snapshot(m->z, 16);
+	if (m->nz < 1)
+		goto fail_trace;
+	read_str("/sys/kernel/debug/defrag/reasons", m->reasons_before, sizeof(m->reasons_before));
+	mig0 = vmstat("defrag_migrated");
+	scan0 = vmstat("defrag_scanned");
+	snprintf(req, sizeof(req), "%d %ld", order, count);
+	m->ret = write_str("/sys/kernel/mm/defrag/coalesce", req);
+	m->migrated = vmstat("defrag_migrated") - mig0;
+	m->scanned = vmstat("defrag_scanned") - scan0;
+	range_events("0");
+	read_str("/sys/kernel/mm/defrag/coalesce", m->result, sizeof(m->result));
+	m->result[strcspn(m->result, "\n")] = '\0';
+	m->nr = traced_ranges(m->r, MEASURED_MAX_RANGES);
+	return 0;
+fail_trace:
+	range_events("0");
+fail_frag:
+	frag_release(&m->f);
+fail:
+	free(m->r);
+	m->r = NULL;
+	return -1;
+}
+
+void measured_release(struct measured_coalesce *m)
+{
+	kpf_release(m->z, m->nz);
+	frag_release(&m->f);
+	free(m->r);
+	m->r = NULL;
+}
+
 bool pfn_free(uint64_t pfn)
 {
 	uint64_t fl = kpageflags(pfn);
@@ -543,8 +600,7 @@ long fault_disarm(const char *dir)
 	return FAULT_TIMES - strtol(buf, NULL, 10);
 }
 
-/* A /proc/meminfo field, in kB; -1 if missing. */
-static long meminfo_kb(const char *name)
+long meminfo_kb(const char *name)
 {
 	char key[64], want[64];
 	long val;

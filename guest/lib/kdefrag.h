@@ -120,6 +120,8 @@ struct traced_range {
 /* The ranges of the trace buffer, in order; their number or -1. */
 int traced_ranges(struct traced_range *r, int max);
 
+/* A /proc/meminfo field ("MemTotal"), in kB; -1 if missing. */
+long meminfo_kb(const char *name);
 /* MemFree from /proc/meminfo, in kB. */
 long mem_free_kb(void);
 /*
@@ -223,5 +225,27 @@ size_t frag_check(const struct frag *f);
 /* Pages the workload still holds. */
 size_t frag_used_pages(const struct frag *f);
 void frag_release(struct frag *f);
+
+/*
+ * One bulk coalesce request, measured (tests/guest/moves_once.c,
+ * bench/coalesce_optimum.c): memory fragmented with "sparse" filled to
+ * 97% (seed @seed), the per-CPU lists drained, /proc/kpageflags read
+ * (@z), then "@order @count" written to coalesce with the range events
+ * traced. 0, or -1 with nothing left behind if it could not set up.
+ */
+#define MEASURED_MAX_RANGES 65536
+struct measured_coalesce {
+	struct frag f;
+	struct kpf_zone z[16];
+	int nz;
+	struct traced_range *r;	/* the ranges the request tried, in order */
+	int nr;			/* -1: the trace could not be read */
+	int ret;		/* the write's result, 0 or -errno */
+	long migrated, scanned;	/* defrag_migrated, defrag_scanned deltas */
+	char result[512];	/* coalesce read back, one line */
+	char reasons_before[2048];	/* debugfs reasons before the request */
+};
+int coalesce_measured(struct measured_coalesce *m, int order, long count, uint64_t seed);
+void measured_release(struct measured_coalesce *m);
 
 #endif
