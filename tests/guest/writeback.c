@@ -292,6 +292,13 @@ int main(void)
 				diag_range(wb_pfn[s]);
 				continue;
 			}
+			/* Refused for another page that came into the range meanwhile. */
+			if (ret && strcmp(why, "writeback") && !range_ours(wb_pfn[s])) {
+				kt_diag("pfn 0x%llx: %s, reason %s, a page not the test's own in the range: not counted",
+					(unsigned long long)wb_pfn[s], strerror(-ret), why);
+				diag_range(wb_pfn[s]);
+				continue;
+			}
 			conclusive++;
 			if (ret == -EBUSY && !strcmp(why, "writeback") &&
 			    virt_to_pfn(map + wb_idx[s] * PAGE_SIZE) == wb_pfn[s])
