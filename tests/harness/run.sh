@@ -25,7 +25,7 @@ cases=(
 	"selftest-kunit|0|selftest-kunit: 5 passed, 0 failed|-T kunit-complete"
 )
 echo "KTAP version 1"
-echo "1..$((${#cases[@]} + 2))"
+echo "1..$((${#cases[@]} + 3))"
 # judge NAME WANT REGEX COMMAND...: the command must exit WANT (0|1) and say REGEX.
 judge() {
 	local name=$1 want=$2 re=$3 msg rc got
@@ -60,4 +60,12 @@ echo 'int main(void) { return not_declared_anywhere; }' > "$broken/tests/guest/b
 judge "a guest test that does not compile" 1 "error: initramfs: building the guest programs" \
 	env KDEFRAG_OUT="$broken/out" "$broken/scripts/run-guest.sh" selftest-pass
 rm -rf "$broken"
+# checkpatch.sh's two exceptions (FILE_PATH_CHANGES under a path an earlier
+# patch gave MAINTAINERS, the EM()/EMe() idiom) drop only what they should.
+cpt=$(mktemp -d)
+"$KDEFRAG_ROOT/tests/harness/checkpatch-cases.sh" "$cpt"
+judge "checkpatch.sh's exceptions" 0 \
+	"^ok 1 .* ok 2 .* not ok 3 [^#]*03.patch #.*FILE_PATH_CHANGES.* ok 4 .* not ok 5 [^#]*05.patch #.*COMPLEX_MACRO.* 3 2 $" \
+	bash -c '"$1/scripts/checkpatch.sh" | tr "\n" " "' _ "$cpt"
+rm -rf "$cpt"
 echo "$pass $fail"
