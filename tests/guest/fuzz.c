@@ -40,6 +40,9 @@ static const struct target {
 	{ DIR "evacuate", EVACUATE, 0, 0 },
 	{ DIR "seed_depth", TUNABLE, 1, 10 },
 	{ DIR "max_candidates", TUNABLE, 1, 1024 },
+	{ DIR "enabled", TUNABLE, 0, 1 },
+	{ DIR "direct", TUNABLE, 0, 1 },
+	{ DIR "direct_min_order", TUNABLE, 1, 10 },
 	{ "/sys/kernel/debug/defrag/order", TUNABLE, 1, 10 },
 };
 #define NTARGETS (sizeof(targets) / sizeof(targets[0]))
@@ -296,6 +299,8 @@ int main(void)
 	for (int nobody = 1; nobody >= 0; nobody--) {
 		long att0 = vmstat("defrag_attempt"), sd0 = read_ul(DIR "seed_depth");
 		long mc0 = read_ul(DIR "max_candidates");
+		long dir0 = read_ul(DIR "enabled") * 100 + read_ul(DIR "direct") * 10 +
+			    read_ul(DIR "direct_min_order");
 
 		pid = fork();
 		if (pid == 0)
@@ -303,7 +308,9 @@ int main(void)
 		waitpid(pid, &status, 0);
 		kt_ok(WIFEXITED(status) && WEXITSTATUS(status) == 0 &&
 		      vmstat("defrag_attempt") == att0 && read_ul(DIR "seed_depth") == sd0 &&
-		      read_ul(DIR "max_candidates") == mc0,
+		      read_ul(DIR "max_candidates") == mc0 &&
+		      read_ul(DIR "enabled") * 100 + read_ul(DIR "direct") * 10 +
+		      read_ul(DIR "direct_min_order") == dir0,
 		      "%d writes as %s: all EACCES/EPERM, nothing ran or changed (%d wrong)",
 		      ROUNDS / 3, nobody ? "nobody" : "root without CAP_SYS_ADMIN",
 		      WIFEXITED(status) ? WEXITSTATUS(status) : -1);
@@ -311,8 +318,13 @@ int main(void)
 	/* Restore defaults for the tests that follow. */
 	write_str(DIR "seed_depth", "10");
 	write_str(DIR "max_candidates", "32");
+	write_str(DIR "enabled", "1");
+	write_str(DIR "direct", "0");
+	write_str(DIR "direct_min_order", "4");
 	write_str("/sys/kernel/debug/defrag/order", "4");
-	kt_ok(read_ul(DIR "seed_depth") == 10 && read_ul(DIR "max_candidates") == 32,
+	kt_ok(read_ul(DIR "seed_depth") == 10 && read_ul(DIR "max_candidates") == 32 &&
+	      read_ul(DIR "enabled") == 1 && read_ul(DIR "direct") == 0 &&
+	      read_ul(DIR "direct_min_order") == 4,
 	      "tunables restored");
 	return kt_done();
 }
