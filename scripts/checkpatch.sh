@@ -14,9 +14,12 @@
 . "$(dirname "$0")/lib.sh"
 cd "$KDEFRAG_REPO" || die "no kernel tree"
 
-# Is every file the patch creates under one of the F: patterns in @covered?
+# Does the patch create files, delete or rename none, and is every file it
+# creates under one of the F: patterns in @covered?
 new_files_covered() {
 	local f pat ok
+	grep -qE '^(deleted file mode|rename (from|to) )' "$1" && return 1
+	grep -q '^new file mode' "$1" || return 1
 	while read -r f; do
 		ok=0
 		for pat in "${covered[@]}"; do

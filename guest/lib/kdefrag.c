@@ -270,6 +270,22 @@ int read_str(const char *path, char *buf, size_t len)
 	return n < 0 ? -errno : (int)got;
 }
 
+int setting_get(const char *path, char *val, size_t len)
+{
+	char buf[256], *l, *r;
+	int n = read_str(path, buf, sizeof(buf));
+
+	if (n < 0)
+		return n;
+	l = strchr(buf, '[');
+	r = l ? strchr(l, ']') : NULL;
+	if (r)
+		*r = '\0';
+	snprintf(val, len, "%s", r ? l + 1 : buf);
+	val[strcspn(val, "\n")] = '\0';
+	return 0;
+}
+
 uint64_t virt_to_pfn(const void *addr)
 {
 	uint64_t ent = 0;

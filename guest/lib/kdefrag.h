@@ -58,6 +58,11 @@ int read_zoneinfo(struct zone_info *z, int max);
 unsigned long zone_boundary_pfn(void);
 /* Reads @path into @buf (NUL-terminated); bytes read or -errno. */
 int read_str(const char *path, char *buf, size_t len);
+/*
+ * The value a setting file holds, without its newline; of a choice such as
+ * THP's "always [madvise] never", the bracketed word. 0 or -errno.
+ */
+int setting_get(const char *path, char *val, size_t len);
 /* Physical frame of a mapped, present page, from /proc/self/pagemap; 0 if none. */
 uint64_t virt_to_pfn(const void *addr);
 /* /proc/kpageflags bits for @pfn; ~0 on error. */

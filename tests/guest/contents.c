@@ -122,20 +122,11 @@ static size_t count_flag(struct region *r, int bit)
 
 #define THP "/sys/kernel/mm/transparent_hugepage/"
 
-/* The selected word of a THP setting ("always [madvise] never"). */
+/* The selected word of a THP setting; "never" if it cannot be read. */
 static void thp_get(const char *path, char *val, size_t len)
 {
-	char buf[128], *a, *b;
-
-	snprintf(val, len, "never");
-	if (read_str(path, buf, sizeof(buf)) < 0)
-		return;
-	a = strchr(buf, '[');
-	b = a ? strchr(a, ']') : NULL;
-	if (b) {
-		*b = 0;
-		snprintf(val, len, "%s", a + 1);
-	}
+	if (setting_get(path, val, len))
+		snprintf(val, len, "never");
 }
 
 static int swap_on(void)

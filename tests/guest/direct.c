@@ -1,19 +1,22 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The allocator's slow path makes the block a waiting allocation needs and
- * hands it over (/sys/kernel/mm/defrag/direct). On fragmented memory (no
- * free block of order 9 left), PMD THP faults in a MADV_HUGEPAGE mapping
- * enter direct compaction (before each phase, the free blocks of order 9
- * and above are taken by THP faults that may not compact):
+ * hands it over (/sys/kernel/mm/defrag/direct). On fragmented memory, PMD
+ * THP faults in a MADV_HUGEPAGE mapping (THP defrag=madvise) enter direct
+ * compaction; before each phase, every free block of order 9 and above,
+ * on both nodes, is taken by THP faults that may not compact:
  *  1. with direct=1, defrag_direct_attempt rises, and so does
- *     defrag_direct_success: blocks kdefrag made were captured by the
- *     faulting task, which then maps a huge page (thp_fault_alloc rises);
+ *     defrag_direct_success: blocks kdefrag made went to the faulting task;
  *  2. with direct=0 (the default), defrag_direct_attempt does not move
- *     while compaction runs (compact_migrate_scanned rises);
+ *     while direct compaction runs (compact_migrate_scanned rises; with
+ *     defrag=madvise these faults do not wake kswapd, so not kcompactd);
  *  3. so with enabled=0 and direct=1.
- * The workload's pages, and the THP regions' own, keep their contents.
- * Whether direct=1 gets huge pages more often than direct=0 is a
- * comparison of noisy runs: the bench's, not this test's.
+ * Nothing else compacts meanwhile: proactive compaction and khugepaged's
+ * defrag are off for the test, so every counter change is the faults'.
+ * The workload's pages and every THP region keep their contents, checked
+ * at the end. Every setting is restored on exit. Whether direct=1 gets
+ * huge pages more often than direct=0 is a comparison of noisy runs: the
+ * bench's, not this test's.
  */
 #include "kdefrag.h"
 
@@ -28,11 +31,34 @@
 #define SYS "/sys/kernel/mm/defrag/"
 #define THP "/sys/kernel/mm/transparent_hugepage/"
 #define HPAGE (2UL << 20)
-#define FAULTS 24
-#define MAX_FAULTS (4 * FAULTS)
+#define FAULTS 16		/* THP faults per batch */
+#define BATCHES 3		/* per phase at most */
+#define MAX_REGIONS (3 * BATCHES)
+
+/* Settings the test changes, restored at exit whatever happens. */
+static const char * const saved_paths[] = {
+	THP "enabled", THP "defrag", THP "khugepaged/defrag",
+	"/proc/sys/vm/compaction_proactiveness",
+	SYS "enabled", SYS "direct", SYS "direct_min_order",
+};
+#define NSAVED (sizeof(saved_paths) / sizeof(saved_paths[0]))
+static char saved[NSAVED][64];
+
+static void restore_settings(void)
+{
+	for (size_t i = 0; i < NSAVED; i++)
+		if (saved[i][0] && write_str(saved_paths[i], saved[i]))
+			printf("# cannot restore %s to %s\n", saved_paths[i], saved[i]);
+}
+
+static void set(const char *path, const char *val)
+{
+	if (write_str(path, val))
+		kt_bail("cannot write %s to %s", val, path);
+}
 
 struct counts {
-	long attempt, success, fail, thp, scanned;
+	long attempt, success, fail, scanned;
 };
 
 static struct counts counts_now(void)
@@ -41,186 +67,178 @@ static struct counts counts_now(void)
 		.attempt = vmstat("defrag_direct_attempt"),
 		.success = vmstat("defrag_direct_success"),
 		.fail = vmstat("defrag_direct_fail"),
-		.thp = vmstat("thp_fault_alloc"),
 		.scanned = vmstat("compact_migrate_scanned"),
 	};
 }
 
-/*
- * Fault @n huge-page-sized, aligned regions, kept mapped; their contents
- * are checked.
- */
-static size_t fault_regions(size_t n, uint64_t seed)
+static struct region {
+	char *raw, *p;
+	uint64_t seed;
+} regions[MAX_REGIONS];
+static int nregions;
+
+/* A huge-page-aligned MADV_HUGEPAGE mapping of @n huge pages. */
+static char *map_huge(size_t n, char **raw)
 {
-	size_t len = n * HPAGE, bad;
-	char *raw = mmap(NULL, len + HPAGE, PROT_READ | PROT_WRITE,
-			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	char *p;
 
-	if (raw == MAP_FAILED)
+	*raw = mmap(NULL, n * HPAGE + HPAGE, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (*raw == MAP_FAILED)
 		kt_bail("mmap: %s", strerror(errno));
-	p = (char *)(((uintptr_t)raw + HPAGE - 1) & ~(HPAGE - 1));
-	if (madvise(p, len, MADV_HUGEPAGE))
+	p = (char *)(((uintptr_t)*raw + HPAGE - 1) & ~(HPAGE - 1));
+	if (madvise(p, n * HPAGE, MADV_HUGEPAGE))
 		kt_bail("madvise(MADV_HUGEPAGE): %s", strerror(errno));
-	fill_pages(p, len / 4096, seed);
-	bad = check_pages(p, len / 4096, seed);
-	/* Kept: freed, its huge pages would serve the next phase's faults. */
-	return bad;
+	return p;
 }
 
-/* The value a THP file selects: the bracketed word of "always [madvise] never". */
-static void selected(char *buf)
+/*
+ * Fault a batch of FAULTS huge-page-sized regions, filled with a pattern
+ * and kept mapped (freed, its huge pages would serve the next faults).
+ */
+static void fault_batch(void)
 {
-	char *l = strchr(buf, '['), *r = l ? strchr(l, ']') : NULL;
+	struct region *r;
 
-	if (!l || !r)
-		kt_bail("unexpected THP setting: %s", buf);
-	*r = 0;
-	memmove(buf, l + 1, r - l);
+	if (nregions == MAX_REGIONS)
+		kt_bail("too many batches");
+	r = &regions[nregions];
+	r->seed = 0xd1 + nregions++;
+	r->p = map_huge(FAULTS, &r->raw);
+	fill_pages(r->p, FAULTS * HPAGE / 4096, r->seed);
+}
+
+static cpu_set_t allowed;	/* the CPUs the test may run on */
+
+static void set_cpu(int cpu)
+{
+	cpu_set_t cpus;
+
+	CPU_ZERO(&cpus);
+	CPU_SET(cpu, &cpus);
+	if (sched_setaffinity(0, sizeof(cpus), &cpus))
+		kt_bail("sched_setaffinity: %s", strerror(errno));
 }
 
 /*
  * Take every free block of order 9 or more with THP faults that may not
- * compact (defrag=never), until one falls back; the regions stay mapped.
+ * compact (defrag=never), from each CPU and so each node, until a fault
+ * falls back; the regions stay mapped. Returns the huge pages taken.
  */
-static size_t take_free_hugepages(void)
+static long take_free_hugepages(void)
 {
-	size_t len = 512 * HPAGE, n;
-	char *raw = mmap(NULL, len + HPAGE, PROT_READ | PROT_WRITE,
-			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	char *p;
+	const size_t max = 256;
+	long taken = 0;
 
-	if (raw == MAP_FAILED)
-		kt_bail("mmap: %s", strerror(errno));
-	p = (char *)(((uintptr_t)raw + HPAGE - 1) & ~(HPAGE - 1));
-	if (write_str(THP "defrag", "never") || madvise(p, len, MADV_HUGEPAGE))
-		kt_bail("cannot set up THP faults without compaction");
-	for (n = 0; n < len / HPAGE; n++) {
-		long before = vmstat("thp_fault_alloc");
+	set(THP "defrag", "never");
+	for (int cpu = CPU_SETSIZE - 1; cpu >= 0; cpu--) {
+		char *raw, *p;
 
-		p[n * HPAGE] = 1;
-		if (vmstat("thp_fault_alloc") == before)
-			break;
-	}
-	if (write_str(THP "defrag", "madvise"))
-		kt_bail("cannot set THP defrag back to madvise");
-	return n;
-}
+		if (!CPU_ISSET(cpu, &allowed))
+			continue;
+		p = map_huge(max, &raw);
+		set_cpu(cpu);
+		for (size_t n = 0; n < max; n++) {
+			long before = vmstat("thp_fault_alloc");
 
-/* The failure reasons whose count changed since @before (debugfs "reasons"). */
-static void reasons_diag(const char *before)
-{
-	char now[1024] = "", name[64], line[128];
-	const char *p = now;
-	long n, old;
-	int len;
-
-	read_str("/sys/kernel/debug/defrag/reasons", now, sizeof(now));
-	while (sscanf(p, "%63s %ld%n", name, &n, &len) == 2) {
-		const char *q = strstr(before, name);
-
-		old = q ? strtol(q + strlen(name), NULL, 10) : 0;
-		if (n != old) {
-			snprintf(line, sizeof(line), "ranges given up for %s: %ld", name, n - old);
-			kt_diag("%s", line);
+			p[n * HPAGE] = 1;
+			if (vmstat("thp_fault_alloc") == before)
+				break;
+			taken++;
 		}
-		p += len;
 	}
+	set(THP "defrag", "madvise");
+	return taken;
 }
 
-static void set_tunables(const char *enabled, const char *direct)
+/*
+ * One phase: batches of THP faults until @enough says so or BATCHES
+ * were made; the counters' change in *@d.
+ */
+static int phase(bool (*enough)(const struct counts *), struct counts *d)
 {
-	if (write_str(SYS "enabled", enabled) || write_str(SYS "direct", direct))
-		kt_bail("cannot set enabled=%s direct=%s", enabled, direct);
+	struct counts a, b;
+	long taken = take_free_hugepages();
+	int faults = 0;
+
+	a = counts_now();
+	do {
+		fault_batch();
+		faults += FAULTS;
+		b = counts_now();
+		*d = (struct counts){ b.attempt - a.attempt, b.success - a.success,
+				      b.fail - a.fail, b.scanned - a.scanned };
+	} while (!enough(d) && faults < BATCHES * FAULTS);
+	kt_diag("took %ld free huge pages; %d THP faults: direct attempts %ld, success %ld, fail %ld; compaction scanned %ld",
+		taken, faults, d->attempt, d->success, d->fail, d->scanned);
+	return faults;
+}
+
+static bool handed_over(const struct counts *d)
+{
+	return d->success >= 4;
+}
+
+static bool compacted(const struct counts *d)
+{
+	return d->scanned > 0;
 }
 
 int main(void)
 {
-	char thp_enabled[64] = "", thp_defrag[64] = "";
-	char reasons[1024] = "";
-	struct counts a, b;
+	struct counts d;
 	struct frag f;
-	size_t bad;
+	size_t bad = 0;
 	int faults;
 
 	kt_plan(7);
-	/*
-	 * One CPU, so one node: a THP fault takes a huge page only from its
-	 * own node, and the free blocks taken first must be that node's.
-	 */
-	{
-		cpu_set_t cpus;
-
-		CPU_ZERO(&cpus);
-		CPU_SET(0, &cpus);
-		if (sched_setaffinity(0, sizeof(cpus), &cpus))
-			kt_bail("sched_setaffinity: %s", strerror(errno));
-	}
-	if (read_str(THP "enabled", thp_enabled, sizeof(thp_enabled)) <= 0 ||
-	    read_str(THP "defrag", thp_defrag, sizeof(thp_defrag)) <= 0)
-		kt_bail("no transparent hugepages");
-	selected(thp_enabled);
-	selected(thp_defrag);
-	/* Madvised mappings only, with direct reclaim and compaction. */
-	if (write_str(THP "enabled", "madvise") || write_str(THP "defrag", "madvise") ||
-	    write_str(SYS "direct_min_order", "4"))
-		kt_bail("cannot set the THP or kdefrag tunables");
+	for (size_t i = 0; i < NSAVED; i++)
+		if (setting_get(saved_paths[i], saved[i], sizeof(saved[i])))
+			kt_bail("cannot read %s", saved_paths[i]);
+	atexit(restore_settings);
+	/* Madvised mappings only, with direct reclaim and compaction; nothing else compacting. */
+	set(THP "enabled", "madvise");
+	set(THP "defrag", "madvise");
+	set(THP "khugepaged/defrag", "0");
+	set("/proc/sys/vm/compaction_proactiveness", "0");
+	set(SYS "direct_min_order", "4");
+	/* One CPU (so one node) faults; take_free_hugepages() visits each. */
+	if (sched_getaffinity(0, sizeof(allowed), &allowed) || !CPU_ISSET(0, &allowed))
+		kt_bail("sched_getaffinity: %s, or CPU 0 not allowed", strerror(errno));
+	kt_diag("%d CPUs", CPU_COUNT(&allowed));
+	set_cpu(0);
 	if (fragment(&f, FRAG_ANON_PAGES, 16 * 1024, 0xd1ec7))
 		kt_bail("cannot fragment memory: %s", strerror(errno));
-	kt_diag("fragmented: %zu pages, %zu held; took %zu free huge pages, %ld order-9 and %ld order-10 free blocks left",
-		f.npages, frag_used_pages(&f), take_free_hugepages(),
-		buddy_blocks(-1, 9), buddy_blocks(-1, 10));
+	kt_diag("fragmented: %zu pages, %zu held", f.npages, frag_used_pages(&f));
 
-	set_tunables("1", "1");
-	read_str("/sys/kernel/debug/defrag/reasons", reasons, sizeof(reasons));
-	/*
-	 * kswapd and kcompactd, woken by these faults, make blocks too, and
-	 * faults that find one do not compact: fault in batches until a few
-	 * blocks were handed over, or MAX_FAULTS.
-	 */
-	a = counts_now();
-	for (faults = 0, bad = 0; faults < MAX_FAULTS;) {
-		bad += fault_regions(FAULTS, 2 + faults);
-		faults += FAULTS;
-		b = counts_now();
-		if (b.success - a.success >= 4)
-			break;
-	}
-	reasons_diag(reasons);
-	kt_diag("direct=1: %d THP faults: attempts %ld, success %ld, fail %ld, huge pages %ld",
-		faults, b.attempt - a.attempt, b.success - a.success, b.fail - a.fail, b.thp - a.thp);
-	kt_ok(b.attempt > a.attempt, "direct=1: THP faults entered targeted coalescing (%ld attempts)",
-	      b.attempt - a.attempt);
-	kt_ok(b.success > a.success && b.thp > a.thp,
-	      "direct=1: %ld blocks handed to the faulting task, %ld huge pages mapped",
-	      b.success - a.success, b.thp - a.thp);
-	kt_ok(b.success + b.fail - a.success - a.fail == b.attempt - a.attempt,
-	      "direct=1: every attempt ended in success or fail");
-	kt_ok(!bad, "direct=1: contents of the %d THP regions intact (%zu bad)", faults, bad);
+	set(SYS "enabled", "1");
+	set(SYS "direct", "1");
+	faults = phase(handed_over, &d);
+	kt_ok(d.attempt > 0, "direct=1: THP faults entered targeted coalescing (%ld attempts in %d faults)",
+	      d.attempt, faults);
+	kt_ok(d.success > 0, "direct=1: %ld blocks handed to the faulting task", d.success);
+	kt_ok(d.success + d.fail == d.attempt, "direct=1: every attempt ended in success or fail");
 
-	set_tunables("1", "0");
-	kt_diag("took %zu free huge pages", take_free_hugepages());
-	a = counts_now();
-	bad = fault_regions(FAULTS, 100);
-	b = counts_now();
-	kt_ok(b.attempt == a.attempt && b.scanned > a.scanned && !bad,
-	      "direct=0: %ld direct attempts during %d THP faults while compaction scanned %ld pages (%ld huge), %zu bad pages",
-	      b.attempt - a.attempt, FAULTS, b.scanned - a.scanned, b.thp - a.thp, bad);
+	set(SYS "direct", "0");
+	faults = phase(compacted, &d);
+	kt_ok(d.scanned > 0 && d.attempt == 0,
+	      "direct=0: %ld direct attempts in %d faults while compaction scanned %ld pages",
+	      d.attempt, faults, d.scanned);
 
-	set_tunables("0", "1");
-	kt_diag("took %zu free huge pages", take_free_hugepages());
-	a = counts_now();
-	bad = fault_regions(FAULTS, 101);
-	b = counts_now();
-	kt_ok(b.attempt == a.attempt && b.scanned > a.scanned && !bad,
-	      "enabled=0: %ld direct attempts during %d THP faults while compaction scanned %ld pages, %zu bad pages",
-	      b.attempt - a.attempt, FAULTS, b.scanned - a.scanned, bad);
+	set(SYS "enabled", "0");
+	set(SYS "direct", "1");
+	faults = phase(compacted, &d);
+	kt_ok(d.scanned > 0 && d.attempt == 0,
+	      "enabled=0: %ld direct attempts in %d faults while compaction scanned %ld pages",
+	      d.attempt, faults, d.scanned);
 
-	set_tunables("1", "0");
-	write_str(THP "enabled", thp_enabled);
-	write_str(THP "defrag", thp_defrag);
+	for (int i = 0; i < nregions; i++)
+		bad += check_pages(regions[i].p, FAULTS * HPAGE / 4096, regions[i].seed);
+	kt_ok(bad == 0, "contents of the %d THP regions intact (%zu bad)", nregions * FAULTS, bad);
 	bad = frag_check(&f);
 	kt_ok(bad == 0, "contents of the workload's %zu pages intact (%zu bad)", f.npages, bad);
+	for (int i = 0; i < nregions; i++)
+		munmap(regions[i].raw, FAULTS * HPAGE + HPAGE);
 	frag_release(&f);
 	return kt_done();
 }

@@ -282,6 +282,9 @@ int main(void)
 		size_t ebusy = 0, wrong = 0;
 
 		for (size_t s = 0; s < nwb; s++) {
+			/* Before the request: a failed one frees pages others may take. */
+			bool ours = range_ours(wb_pfn[s]);
+
 			ret = evacuate16(wb_pfn[s], why, sizeof(why));
 			/* Only a page still under writeback afterwards proves anything. */
 			if (!under_writeback(wb_pfn[s]))
@@ -292,8 +295,8 @@ int main(void)
 				diag_range(wb_pfn[s]);
 				continue;
 			}
-			/* Refused for another page that came into the range meanwhile. */
-			if (ret && strcmp(why, "writeback") && !range_ours(wb_pfn[s])) {
+			/* Refused for another page that came into the range since sampling. */
+			if (ret && strcmp(why, "writeback") && !ours) {
 				kt_diag("pfn 0x%llx: %s, reason %s, a page not the test's own in the range: not counted",
 					(unsigned long long)wb_pfn[s], strerror(-ret), why);
 				diag_range(wb_pfn[s]);
