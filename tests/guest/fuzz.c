@@ -5,6 +5,9 @@
  * valid (checked against a reference parser written here from the
  * documented syntax) or fails cleanly (EINVAL, or EBUSY/ENOMEM for a valid
  * request that made nothing); a tunable changes only on a valid write.
+ * One write in eight is made valid on purpose, so that every file gets
+ * valid requests too (coalesce and evacuate ones do real work), and the
+ * writers report how many of each kind each file got.
  * Two more writers without privilege, one as nobody and one as root
  * without CAP_SYS_ADMIN (past the file mode, so the kernel's own check is
  * what stops it), get EACCES or EPERM for every write, valid or not, and
@@ -20,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <linux/capability.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -46,6 +50,19 @@ static const struct target {
 	{ "/sys/kernel/debug/defrag/order", TUNABLE, 1, 10 },
 };
 #define NTARGETS (sizeof(targets) / sizeof(targets[0]))
+
+/* The guest's memory in pages: valid evacuate requests stay below it. */
+static unsigned long mem_pages;
+
+/*
+ * Per writer (0: the one that also writes tunables, 1: the other, a child
+ * process: shared memory) and file: writes made, those with valid input,
+ * and those that succeeded.
+ */
+struct tally {
+	unsigned int writes, valid, done;
+};
+static struct tally (*tallies)[NTARGETS];
 
 
 /*
@@ -179,6 +196,46 @@ static size_t gen(char *buf)
 	return len;
 }
 
+/*
+ * Valid input for @t, in one of the documented spellings (decimal, 0x hex,
+ * blanks around and between, a trailing newline). A request is kept small:
+ * order 1..10 and 1..4 blocks, or up to 512 pages from a random pfn below
+ * the guest's memory size (which may not be online: EINVAL, cleanly).
+ */
+static size_t gen_valid(const struct target *t, char *buf, size_t size)
+{
+	unsigned long v[2] = { 0, 0 };
+	const char *fmt = rnd() % 2 ? "%lu" : "%#lx";
+	size_t len = 0;
+	int n = 1;
+
+	switch (t->kind) {
+	case COALESCE:
+		v[0] = 1 + rnd() % 10;
+		v[1] = 1 + rnd() % 4;
+		n = 1 + rnd() % 2;
+		break;
+	case EVACUATE:
+		v[0] = rnd() % mem_pages;
+		v[1] = 1 + rnd() % 512;
+		n = 2;
+		break;
+	case TUNABLE:
+		v[0] = t->min + rnd() % (t->max - t->min + 1);
+		break;
+	}
+	if (rnd() % 2)
+		buf[len++] = ' ';
+	len += snprintf(buf + len, size - len, fmt, v[0]);
+	if (n == 2) {
+		buf[len++] = rnd() % 2 ? ' ' : '\t';
+		len += snprintf(buf + len, size - len, fmt, v[1]);
+	}
+	if (rnd() % 2)
+		buf[len++] = '\n';
+	return len;
+}
+
 static long read_ul(const char *path)
 {
 	char b[64];
@@ -189,13 +246,15 @@ static long read_ul(const char *path)
 /* One writer: returns the number of wrong outcomes. */
 static int writer(uint64_t seed, int tunables)
 {
+	struct tally *tally = tallies[!tunables];
 	char buf[256];
 	int wrong = 0;
 
 	rng = seed;
 	for (int r = 0; r < ROUNDS; r++) {
-		const struct target *t = &targets[rnd() % NTARGETS];
-		size_t len = gen(buf);
+		unsigned int ti = rnd() % NTARGETS;
+		const struct target *t = &targets[ti];
+		size_t len = r % 8 == 7 ? gen_valid(t, buf, sizeof(buf)) : gen(buf);
 		unsigned long val = 0;
 		bool ok = valid(t, buf, len, &val);
 		long before, after;
@@ -204,9 +263,6 @@ static int writer(uint64_t seed, int tunables)
 
 		/* Only one writer checks tunables: the other would race it. */
 		if (t->kind == TUNABLE && !tunables)
-			continue;
-		/* Valid coalesce requests do real work: the other tests cover them. */
-		if (ok && t->kind == COALESCE)
 			continue;
 		before = t->kind == TUNABLE ? read_ul(t->path) : 0;
 		fd = open(t->path, O_WRONLY);
@@ -217,11 +273,16 @@ static int writer(uint64_t seed, int tunables)
 		close(fd);
 		if (len == 0)
 			continue;	/* a 0-byte write never reaches the file */
+		tally[ti].writes++;
+		tally[ti].valid += ok;
+		tally[ti].done += !ret;
 		if (!ok && ret != -EINVAL) {
 			printf("# %s: invalid input (%zu bytes) gave %d\n", t->path, len, ret);
 			wrong++;
 		}
-		if (ok && ret && ret != -EINVAL && ret != -EBUSY && ret != -ENOMEM) {
+		/* A valid range may not be online: only evacuate may say EINVAL. */
+		if (ok && ret && (ret != -EINVAL || t->kind != EVACUATE) &&
+		    ret != -EBUSY && ret != -ENOMEM) {
 			printf("# %s: valid input gave %d\n", t->path, ret);
 			wrong++;
 		}
@@ -280,12 +341,44 @@ static int unprivileged_writer(uint64_t seed, bool as_nobody)
 	return wrong;
 }
 
+/* "path: W writes, V valid, D succeeded" per file this writer wrote to. */
+static void tally_print(const struct tally *tally, const char *who)
+{
+	for (unsigned int i = 0; i < NTARGETS; i++)
+		if (tally[i].writes)
+			printf("# %s: %s: %u writes, %u valid, %u succeeded\n", who,
+			       targets[i].path, tally[i].writes, tally[i].valid,
+			       tally[i].done);
+}
+
+/*
+ * Whether every file got valid and invalid writes from this writer, and
+ * every valid tunable write was taken.
+ */
+static bool tally_covers_all(const struct tally *tally)
+{
+	for (unsigned int i = 0; i < NTARGETS; i++)
+		if (!tally[i].valid || tally[i].valid == tally[i].writes ||
+		    (targets[i].kind == TUNABLE && tally[i].done != tally[i].valid))
+			return false;
+	return true;
+}
+
 int main(void)
 {
+	long saved[NTARGETS];
 	int status, wrong;
+	bool restored = true;
 	pid_t pid;
 
-	kt_plan(5);
+	kt_plan(6);
+	mem_pages = meminfo_kb("MemTotal") / 4;
+	tallies = mmap(NULL, 2 * sizeof(*tallies), PROT_READ | PROT_WRITE,
+		       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (!mem_pages || tallies == MAP_FAILED)
+		kt_bail("cannot read MemTotal or map the tallies");
+	for (unsigned int i = 0; i < NTARGETS; i++)
+		saved[i] = targets[i].kind == TUNABLE ? read_ul(targets[i].path) : 0;
 	/* A second writer hammers the request files at the same time. */
 	pid = fork();
 	if (pid == 0)
@@ -293,9 +386,13 @@ int main(void)
 	wrong = writer(0x5eed1, 1);
 	kt_ok(wrong == 0, "%d random writes: only clean errors, tunables change only when valid (%d wrong)",
 	      ROUNDS, wrong);
+	kt_ok(tally_covers_all(tallies[0]),
+	      "every file got valid and invalid writes, every valid tunable write taken");
 	waitpid(pid, &status, 0);
 	kt_ok(WIFEXITED(status) && WEXITSTATUS(status) == 0,
 	      "a concurrent writer saw only clean errors too");
+	tally_print(tallies[0], "writer");
+	tally_print(tallies[1], "request writer");
 	for (int nobody = 1; nobody >= 0; nobody--) {
 		long att0 = vmstat("defrag_attempt"), sd0 = read_ul(DIR "seed_depth");
 		long mc0 = read_ul(DIR "max_candidates");
@@ -315,16 +412,20 @@ int main(void)
 		      ROUNDS / 3, nobody ? "nobody" : "root without CAP_SYS_ADMIN",
 		      WIFEXITED(status) ? WEXITSTATUS(status) : -1);
 	}
-	/* Restore defaults for the tests that follow. */
-	write_str(DIR "seed_depth", "10");
-	write_str(DIR "max_candidates", "32");
-	write_str(DIR "enabled", "1");
-	write_str(DIR "direct", "0");
-	write_str(DIR "direct_min_order", "4");
-	write_str("/sys/kernel/debug/defrag/order", "4");
-	kt_ok(read_ul(DIR "seed_depth") == 10 && read_ul(DIR "max_candidates") == 32 &&
-	      read_ul(DIR "enabled") == 1 && read_ul(DIR "direct") == 0 &&
-	      read_ul(DIR "direct_min_order") == 4,
-	      "tunables restored");
+	/* Restore what the tests that follow expect: the values found. */
+	for (unsigned int i = 0; i < NTARGETS; i++) {
+		char b[32];
+
+		if (targets[i].kind != TUNABLE)
+			continue;
+		snprintf(b, sizeof(b), "%ld", saved[i]);
+		write_str(targets[i].path, b);
+		if (read_ul(targets[i].path) != saved[i]) {
+			printf("# %s: %ld, not restored to %ld\n", targets[i].path,
+			       read_ul(targets[i].path), saved[i]);
+			restored = false;
+		}
+	}
+	kt_ok(restored, "tunables restored");
 	return kt_done();
 }
