@@ -26,6 +26,7 @@ export GIT_COMMITTER_NAME=${GIT_COMMITTER_NAME:-kdefrag} GIT_COMMITTER_EMAIL=${G
 
 log() { printf 'kdefrag: %s\n' "$*" >&2; }
 die() { printf 'kdefrag: error: %s\n' "$*" >&2; exit 1; }
+warn() { printf 'kdefrag: WARNING: %s\n' "$*" >&2; }
 
 kmake() {
 	make -C "$1" O="$2" ARCH=x86_64 CC="ccache gcc" HOSTCC="ccache gcc" -j"$JOBS" "${@:3}"

@@ -17,16 +17,40 @@ series_files() {
 	grep -v -e '^#' -e '^[[:space:]]*$' "$PATCHES/series" | sed "s|^|$PATCHES/|"
 }
 
-ensure_base() {
-	local ver
-	ver=$(dpkg-query -W -f='${Version}' linux-source-6.12 2>/dev/null || echo unknown)
-	if [ -f "$KDEFRAG_REPO/.kdefrag-base" ] &&
-	   [ "$(cat "$KDEFRAG_REPO/.kdefrag-base")" = "$ver" ]; then
-		return 0
+# The kernel repo and the developer tree of another base move aside, whole
+# (commits, stashes, branches, untracked files: Debian's .gitignore hides
+# them all from git status), never deleted; the scratch worktrees and build
+# directories of that base are removed, they hold nothing that is not
+# regenerated.
+keep_previous() {
+	local old=$1 dest
+	dest=$KDEFRAG_CACHE/previous-$old
+	[ -e "$dest" ] && dest=$dest-$(date +%s)
+	mkdir -p "$dest"
+	mv "$KDEFRAG_REPO" "$dest/linux"
+	if [ -e "$KDEFRAG_DEV" ]; then
+		mv "$KDEFRAG_DEV" "$dest/dev"
+		git -C "$dest/linux" worktree repair "$dest/dev" >/dev/null 2>&1 || true
 	fi
+	rm -rf "$KDEFRAG_APPLY" "$KDEFRAG_CACHE/bisect" "$KDEFRAG_CACHE/stock" \
+		"$KDEFRAG_BUILD" "$KDEFRAG_CACHE/build-stock" "$KDEFRAG_CACHE/bisect-build" \
+		"$KDEFRAG_CACHE/build-debug"
+	git -C "$dest/linux" worktree prune
+	warn "the kernel tree of $old and its developer tree are kept in $dest: bring any work there into patches/ (its branch kdefrag), then remove it"
+}
+
+ensure_base() {
+	local ver old want
+	ver=$(dpkg-query -W -f='${Version}' linux-source-6.12 2>/dev/null || echo unknown)
+	want=$(cat "$PATCHES/base-version" 2>/dev/null || echo unknown)
+	[ "$ver" = "$want" ] ||
+		warn "linux-source-6.12 is $ver, but the series and tests/selftests/stock.txt were made on $want (patches/base-version): patches may not apply, the stock column may not hold"
+	old=$(cat "$KDEFRAG_REPO/.kdefrag-base" 2>/dev/null || echo unknown)
+	[ -f "$KDEFRAG_REPO/.kdefrag-base" ] && [ "$old" = "$ver" ] && return 0
 	[ -f "$KDEFRAG_TARBALL" ] || die "$KDEFRAG_TARBALL missing (run scripts/deps.sh)"
+	[ -e "$KDEFRAG_REPO" ] && keep_previous "$old"
 	log "extracting $KDEFRAG_TARBALL ($ver) into $KDEFRAG_REPO"
-	rm -rf "$KDEFRAG_REPO" "$KDEFRAG_DEV" "$KDEFRAG_APPLY" "$KDEFRAG_BUILD"
+	rm -rf "$KDEFRAG_REPO" "$KDEFRAG_APPLY" "$KDEFRAG_BUILD"
 	mkdir -p "$KDEFRAG_REPO"
 	tar -xJf "$KDEFRAG_TARBALL" -C "$KDEFRAG_REPO" --strip-components=1
 	cd "$KDEFRAG_REPO"

@@ -25,7 +25,7 @@ cases=(
 	"selftest-kunit|0|selftest-kunit: 5 passed, 0 failed|-T kunit-complete"
 )
 echo "KTAP version 1"
-echo "1..$((${#cases[@]} + 4))"
+echo "1..$((${#cases[@]} + 8))"
 # judge NAME WANT REGEX COMMAND...: the command must exit WANT (0|1) and say REGEX.
 judge() {
 	local name=$1 want=$2 re=$3 msg rc got
@@ -73,4 +73,33 @@ judge "checkpatch.pl flags what the exceptions drop" 0 \
 	bash -c 'cd "$2" && { perl scripts/checkpatch.pl --strict --terse --no-tree --show-types \
 		"$1/patches/02.patch" "$1/patches/04.patch" | tr "\n" " "; true; }' _ "$cpt" "$KDEFRAG_REPO"
 rm -rf "$cpt"
+# A new linux-source-6.12 never deletes the developer's work: the previous
+# kernel repo and developer tree move aside whole (commits, untracked files,
+# uncommitted changes), the link between them repaired, and the new base is
+# extracted; tree.sh says loudly where they are and that the series was made
+# on another version.
+tree_case() { # STATE: run tree.sh base on a cache set up in STATE
+	local d rc prev
+	d=$(mktemp -d)
+	"$KDEFRAG_ROOT/tests/harness/tree-base-cases.sh" "$d" "$1" || { rm -rf "$d"; return 2; }
+	env -u FORCE KDEFRAG_CACHE="$d/cache" KDEFRAG_BUILD="$d/cache/build" \
+		KDEFRAG_TARBALL="$d/linux.tar.xz" "$d/root/scripts/tree.sh" base
+	rc=$?
+	prev=$(ls -d "$d"/cache/previous-* 2>/dev/null | head -n 1)
+	echo "new base: $(cat "$d/cache/linux/README" 2>/dev/null)"
+	[ -n "$prev" ] && git -C "$prev/dev" log -1 --format='kept: %s' &&
+		echo "kept: $(git -C "$prev/dev" status --porcelain --ignored | tr '\n' ' ')"
+	rm -rf "$d"
+	return $rc
+}
+for st in unexported dirty nomarker exported; do
+	case $st in
+	unexported) re="kept in .*previous-an older version.*new base: new source kept: mm: work not exported yet kept: !! new.c" ;;
+	dirty) re="kept in .*new base: new source kept: mm: the exported change kept:  M mm.c" ;;
+	nomarker) re="kept in .*previous-unknown.*new base: new source kept: mm: the exported change" ;;
+	exported) re="WARNING: linux-source-6.12 is .* made on a version Debian never shipped.*kept in .*new base: new source" ;;
+	esac
+	judge "tree.sh, a new base ($st)" 0 "$re" \
+		bash -c "$(declare -f tree_case); KDEFRAG_ROOT='$KDEFRAG_ROOT' tree_case $st 2>&1 | tr '\n' ' '; exit \${PIPESTATUS[0]}"
+done
 echo "$pass $fail"
