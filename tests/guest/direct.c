@@ -10,7 +10,11 @@
  *  2. with direct=0 (the default), defrag_direct_attempt does not move
  *     while direct compaction runs (compact_migrate_scanned rises; with
  *     defrag=madvise these faults do not wake kswapd, so not kcompactd);
- *  3. so with enabled=0 and direct=1.
+ *  3. so with enabled=0 and direct=1;
+ *  4. 64 KiB mTHP faults (order 4, below pageblock order: the block is
+ *     handed over while its pageblock is still isolated), PMD THP off,
+ *     after every free block of order 4 and above was taken the same way:
+ *     with direct=1, blocks of order 4 go to the faulting task too.
  * Nothing else compacts meanwhile: proactive compaction and khugepaged's
  * defrag are off for the test, so every counter change is the faults'.
  * The workload's pages and every THP region keep their contents, checked
@@ -36,8 +40,13 @@
 #define MAX_REGIONS (3 * BATCHES)
 
 /* Settings the test changes, restored at exit whatever happens. */
+#define MTHP THP "hugepages-64kB/"
+#define PMD THP "hugepages-2048kB/"
+#define MTHP_SIZE (64UL << 10)
+#define MTHP_FAULTS 64		/* 64 KiB faults per batch */
+
 static const char * const saved_paths[] = {
-	THP "enabled", THP "defrag", THP "khugepaged/defrag",
+	THP "enabled", THP "defrag", THP "khugepaged/defrag", MTHP "enabled", PMD "enabled",
 	"/proc/sys/vm/compaction_proactiveness",
 	SYS "enabled", SYS "direct", SYS "direct_min_order",
 };
@@ -174,6 +183,69 @@ static int phase(bool (*enough)(const struct counts *), struct counts *d)
 	return faults;
 }
 
+/*
+ * mTHP: 64 KiB faults in @n aligned MADV_HUGEPAGE regions of MTHP_FAULTS
+ * each, kept mapped and filled; their mTHP allocations counted.
+ */
+static struct region mregions[BATCHES];
+static int nmregions;
+
+static long mthp_allocs(void)
+{
+	char v[32];
+
+	return setting_get(MTHP "stats/anon_fault_alloc", v, sizeof(v)) ? -1 : atol(v);
+}
+
+static void mthp_batch(void)
+{
+	size_t len = MTHP_FAULTS * MTHP_SIZE;
+	struct region *r;
+
+	if (nmregions == BATCHES)
+		kt_bail("too many mTHP batches");
+	r = &mregions[nmregions];
+	r->seed = 0x64 + nmregions++;
+	r->raw = mmap(NULL, len + MTHP_SIZE, PROT_READ | PROT_WRITE,
+		      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (r->raw == MAP_FAILED)
+		kt_bail("mmap: %s", strerror(errno));
+	r->p = (char *)(((uintptr_t)r->raw + MTHP_SIZE - 1) & ~(MTHP_SIZE - 1));
+	if (madvise(r->p, len, MADV_HUGEPAGE))
+		kt_bail("madvise(MADV_HUGEPAGE): %s", strerror(errno));
+	fill_pages(r->p, len / 4096, r->seed);
+}
+
+/*
+ * Take every free block of order 4 or more with 64 KiB faults that may not
+ * compact, until one falls back (PMD THP off, so every fault is 64 KiB).
+ */
+static long take_free_mthp_blocks(void)
+{
+	const size_t max = 32768;
+	char *raw, *p;
+	long taken = 0;
+
+	set(THP "defrag", "never");
+	raw = mmap(NULL, max * MTHP_SIZE + MTHP_SIZE, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (raw == MAP_FAILED)
+		kt_bail("mmap: %s", strerror(errno));
+	p = (char *)(((uintptr_t)raw + MTHP_SIZE - 1) & ~(MTHP_SIZE - 1));
+	if (madvise(p, max * MTHP_SIZE, MADV_HUGEPAGE))
+		kt_bail("madvise(MADV_HUGEPAGE): %s", strerror(errno));
+	for (size_t n = 0; n < max; n++) {
+		long before = mthp_allocs();
+
+		p[n * MTHP_SIZE] = 1;
+		if (mthp_allocs() == before)
+			break;
+		taken++;
+	}
+	set(THP "defrag", "madvise");
+	return taken;
+}
+
 static bool handed_over(const struct counts *d)
 {
 	return d->success >= 4;
@@ -191,7 +263,7 @@ int main(void)
 	size_t bad = 0;
 	int faults;
 
-	kt_plan(7);
+	kt_plan(9);
 	for (size_t i = 0; i < NSAVED; i++)
 		if (setting_get(saved_paths[i], saved[i], sizeof(saved[i])))
 			kt_bail("cannot read %s", saved_paths[i]);
@@ -232,13 +304,43 @@ int main(void)
 	      "enabled=0: %ld direct attempts in %d faults while compaction scanned %ld pages",
 	      d.attempt, faults, d.scanned);
 
+	/* Order 4: the block handed over while its pageblock is isolated. */
+	set(PMD "enabled", "never");
+	set(MTHP "enabled", "madvise");
+	set(SYS "enabled", "1");
+	set(SYS "direct", "1");
+	{
+		long taken = take_free_mthp_blocks(), allocs = mthp_allocs();
+		struct counts a = counts_now(), b;
+		int batches = 0;
+
+		do {
+			mthp_batch();
+			batches++;
+			b = counts_now();
+		} while (b.success - a.success < 4 && batches < BATCHES);
+		kt_diag("took %ld free order-4 blocks; %d mTHP faults: %ld of them 64 KiB; direct attempts %ld, success %ld, fail %ld",
+			taken, batches * MTHP_FAULTS, mthp_allocs() - allocs, b.attempt - a.attempt,
+			b.success - a.success, b.fail - a.fail);
+		kt_ok(b.attempt > a.attempt,
+		      "direct=1, 64 KiB mTHP: faults entered targeted coalescing (%ld attempts)",
+		      b.attempt - a.attempt);
+		kt_ok(b.success > a.success, "direct=1, 64 KiB mTHP: %ld blocks of order 4 handed to the faulting task",
+		      b.success - a.success);
+	}
+
 	for (int i = 0; i < nregions; i++)
 		bad += check_pages(regions[i].p, FAULTS * HPAGE / 4096, regions[i].seed);
-	kt_ok(bad == 0, "contents of the %d THP regions intact (%zu bad)", nregions * FAULTS, bad);
+	for (int i = 0; i < nmregions; i++)
+		bad += check_pages(mregions[i].p, MTHP_FAULTS * MTHP_SIZE / 4096, mregions[i].seed);
+	kt_ok(bad == 0, "contents of the %d THP and %d mTHP regions intact (%zu bad)",
+	      nregions * FAULTS, nmregions * MTHP_FAULTS, bad);
 	bad = frag_check(&f);
 	kt_ok(bad == 0, "contents of the workload's %zu pages intact (%zu bad)", f.npages, bad);
 	for (int i = 0; i < nregions; i++)
 		munmap(regions[i].raw, FAULTS * HPAGE + HPAGE);
+	for (int i = 0; i < nmregions; i++)
+		munmap(mregions[i].raw, MTHP_FAULTS * MTHP_SIZE + MTHP_SIZE);
 	frag_release(&f);
 	return kt_done();
 }
