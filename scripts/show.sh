@@ -1,7 +1,9 @@
 #!/bin/bash
-# Install, build, boot one guest plan and print what its programs printed.
+# Install, build, boot a guest plan and print what its programs printed.
 #   show.sh demo    "make demo": fragment memory, coalesce, /proc/buddyinfo before/after
-#   show.sh bench   "make bench": the benchmarks in bench/
+#   show.sh bench   "make bench": the benchmarks in bench/, each in a boot of
+#                   its own; all output in $KDEFRAG_OUT/bench.txt, the
+#                   summary (bench/summary.sh) in $KDEFRAG_OUT/bench-summary.md
 . "$(dirname "$0")/lib.sh"
 plan=${1:-demo}
 "$KDEFRAG_ROOT/scripts/deps.sh"
@@ -9,7 +11,38 @@ plan=${1:-demo}
 mkdir -p "$KDEFRAG_OUT"
 "$KDEFRAG_ROOT/scripts/build.sh" >/dev/null
 status=0
-"$KDEFRAG_ROOT/scripts/run-guest.sh" "$plan" || status=$?
 # The programs' own output, without the KTAP framing.
-sed -n 's/^    //p' "$KDEFRAG_OUT/runs/$plan/results.ktap" | grep -v -e '^KTAP' -e '^1\.\.' | tr -d '\r'
+output() { sed -n 's/^    //p' "$KDEFRAG_OUT/runs/$plan/results.ktap" | grep -v -e '^KTAP' -e '^1\.\.' | tr -d '\r'; }
+if [ "$plan" != bench ]; then
+	"$KDEFRAG_ROOT/scripts/run-guest.sh" "$plan" || status=$?
+	output
+	exit $status
+fi
+# Each benchmark in a boot of its own: every one starts from fresh memory,
+# whatever the one before left behind.
+out=$KDEFRAG_OUT/bench.txt
+: > "$out"
+while read -r name _; do
+	echo "== $name" | tee -a "$out"
+	"$KDEFRAG_ROOT/scripts/run-guest.sh" -T "$name" "$plan" > /dev/null < /dev/null || status=$?
+	{ output || true; } | tee -a "$out"
+done < <(grep -v -e '^#' -e '^[[:space:]]*$' "$KDEFRAG_ROOT/guest/plans/$plan")
+summary=$KDEFRAG_OUT/bench-summary.md
+{
+	echo "# make bench, $(date -u '+%F %T UTC')"
+	echo
+	echo "Commit $(git -C "$KDEFRAG_ROOT" describe --always --dirty), series $(cd "$KDEFRAG_ROOT/patches" &&
+		grep -v -e '^#' -e '^[[:space:]]*$' series | xargs cat | sha1sum | cut -c1-12);" \
+		"guest ${KDEFRAG_MEM:-1G}, 2 vCPUs, ${KDEFRAG_ACCEL:-tcg}; host $(nproc) CPUs, $(uname -m)."
+	echo
+	"$KDEFRAG_ROOT/bench/summary.sh" "$out" || status=$?
+	echo
+	echo "The other benchmarks, as they printed their figures:"
+	echo
+	echo '```'
+	awk '/^== / { name = $2; other = name !~ /^(pool|thp)-/; if (other) print; next }
+		other && !/^(kdefrag: |ok |not ok |# )/' "$out"
+	echo '```'
+} > "$summary"
+cat "$summary"
 exit $status

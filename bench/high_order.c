@@ -1,0 +1,296 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The high-order allocations users make, on fragmented memory, with
+ * kdefrag off (enabled=0: the allocator as on stock 6.12) or serving the
+ * allocator's direct compaction (direct=1):
+ *
+ *   pool  "1000" written to /proc/sys/vm/nr_hugepages once, as an operator
+ *         would; the pool's size read back, next to the physical limit.
+ *   thp   FAULTS 2 MiB regions of a MADV_HUGEPAGE mapping (THP enabled and
+ *         defrag "madvise"), faulted one by one as in mmtests' THP fault
+ *         benchmark: per fault, whether it got a huge page, and for those
+ *         that did how long the first touch took (allocation, compaction
+ *         and zeroing of 2 MiB; a fallback zeroes 4 KiB and is not
+ *         comparable). Variant "floor": the same faults on memory never
+ *         fragmented (kdefrag off), the latency no defragmentation can go
+ *         below.
+ *
+ * Memory is fragmented with "sparse" (guest/lib fragment(): filled but for
+ * twice min_free_kbytes and 16 MB, a small tmpfs file every 64 anon pages,
+ * then 3 of 4 anon pages released) from a fixed seed, on CPU 0 (so on
+ * node 0's side of the fake NUMA split), so that every boot starts from
+ * the same kind of memory. The side's setting is applied after that, and
+ * proactive compaction and khugepaged are stopped while measuring: the
+ * work counted is the allocations' own.
+ *
+ * Physical limit, per zone, from /proc/kpageflags just before the
+ * allocations: the aligned 2 MiB ranges whose pages are all free or on
+ * the LRU (not under writeback), but no more than the zone's free pages
+ * above its min watermark (without boost) can hold (each huge page takes
+ * 512 free pages, wherever the pages it displaces go). Compaction stops
+ * short of it (it wants the low watermark plus compact_gap() free, and
+ * lowmem reserves apply), but reclaim during the allocations can add room
+ * (page cache): a run may land on either side of 100%.
+ *
+ * Work: pages migrated (pgmigrate_success) and scanned (compaction's
+ * migrate and free scanners plus kdefrag's scoring), in total and per
+ * huge page.
+ *
+ *   high_order pool|thp off|direct|floor SEED
+ *
+ * Fails only if it cannot measure, or if pages lost their contents; the
+ * figures are printed only for a run that measured.
+ */
+#include "kdefrag.h"
+
+#include <errno.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#define DEFRAG "/sys/kernel/mm/defrag/"
+#define THP "/sys/kernel/mm/transparent_hugepage/"
+#define NR_HUGEPAGES "/proc/sys/vm/nr_hugepages"
+#define HPAGE_ORDER 9
+#define HPAGE (PAGE_SIZE << HPAGE_ORDER)
+#define FAULTS 256
+
+static const char * const counters[] = {
+	"pgmigrate_success", "compact_migrate_scanned", "compact_free_scanned",
+	"compact_stall", "compact_success", "compact_fail", "defrag_scanned",
+	"defrag_direct_attempt", "defrag_direct_success", "defrag_direct_fail",
+	"thp_fault_alloc", "thp_fault_fallback", "compact_daemon_wake",
+};
+#define NR_COUNTERS (sizeof(counters) / sizeof(counters[0]))
+enum { MIGRATED, MIGRATE_SCANNED, FREE_SCANNED, STALL, C_SUCCESS, C_FAIL,
+       DEFRAG_SCANNED, D_ATTEMPT, D_SUCCESS, D_FAIL, THP_ALLOC, THP_FALLBACK,
+       DAEMON_WAKE };
+
+/* Settings changed here, restored at exit. */
+static const char * const settings[] = {
+	DEFRAG "enabled", DEFRAG "direct", THP "enabled", THP "defrag",
+	THP "khugepaged/scan_sleep_millisecs", "/proc/sys/vm/compaction_proactiveness",
+	NR_HUGEPAGES,
+};
+#define NR_SETTINGS (sizeof(settings) / sizeof(settings[0]))
+static char saved[NR_SETTINGS][64];
+
+static void settings_restore(void)
+{
+	for (size_t i = 0; i < NR_SETTINGS; i++)
+		if (*saved[i] && write_str(settings[i], saved[i]))
+			printf("# cannot restore %s to %s\n", settings[i], saved[i]);
+}
+
+/* The physical limit of order-9 blocks over every populated zone. */
+static long physical_limit(long *ranges_out)
+{
+	struct zone_info zi[16];
+	struct kpf_zone z[16];
+	int nz = kpf_snapshot(z, 16), ni = read_zoneinfo(zi, 16);
+	long limit = 0, ranges_all = 0;
+
+	if (nz < 0 || ni < 0) {
+		if (nz >= 0)
+			kpf_release(z, nz);
+		return -1;
+	}
+	for (int k = 0; k < nz; k++) {
+		unsigned long step = 1UL << HPAGE_ORDER, pfn;
+		long ranges = 0, room = 0;
+
+		for (pfn = (z[k].start + step - 1) & ~(step - 1); pfn + step <= z[k].end;
+		     pfn += step)
+			ranges += kpf_cost(&z[k], pfn, pfn + step) >= 0;
+		for (int i = 0; i < ni; i++) {
+			long min = zi[i].min - zi[i].boost;
+
+			if (zi[i].node == z[k].node && !strcmp(zi[i].name, z[k].name))
+				room = zi[i].free > min ? (zi[i].free - min) >> HPAGE_ORDER : 0;
+		}
+		limit += ranges < room ? ranges : room;
+		ranges_all += ranges;
+	}
+	kpf_release(z, nz);
+	*ranges_out = ranges_all;
+	return limit;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The pool: its size after one write (or -errno), the write's duration in *@t. */
+static long grow_pool(double *t)
+{
+	char val[32];
+	double t0 = now();
+	/* Short of 1000 the write still succeeds: the pool's size says how far. */
+	long got = write_str(NR_HUGEPAGES, "1000");
+
+	*t = now() - t0;
+	if (!got)
+		got = setting_get(NR_HUGEPAGES, val, sizeof(val)) ? -EIO : atol(val);
+	write_str(NR_HUGEPAGES, "0");
+	return got;
+}
+
+/*
+ * FAULTS THP faults, one region at a time; lat[] gets the first touch's
+ * time of each fault that got a huge page, *@t their sum. Each region is
+ * then filled and, at the end, checked: *@bad gets the pages whose
+ * contents were wrong. Returns the faults that got a huge page, or -1.
+ */
+static long fault_thps(double *t, double *lat, size_t *bad)
+{
+	char *raw = mmap(NULL, (FAULTS + 1) * HPAGE, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0), *p;
+	long huge = 0;
+
+	if (raw == MAP_FAILED)
+		return -1;
+	p = (char *)(((uintptr_t)raw + HPAGE - 1) & ~(HPAGE - 1));
+	if (madvise(p, FAULTS * HPAGE, MADV_HUGEPAGE)) {
+		munmap(raw, (FAULTS + 1) * HPAGE);
+		return -1;
+	}
+	*t = 0;
+	for (int i = 0; i < FAULTS; i++) {
+		long before = vmstat("thp_fault_alloc");
+		double t0 = now(), dt;
+
+		p[i * HPAGE] = 1;
+		dt = now() - t0;
+		if (vmstat("thp_fault_alloc") > before) {
+			lat[huge++] = dt;
+			*t += dt;
+		}
+		fill_pages(p + i * HPAGE, HPAGE / PAGE_SIZE, 0x7b + i);
+	}
+	*bad = 0;
+	for (int i = 0; i < FAULTS; i++)
+		*bad += check_pages(p + i * HPAGE, HPAGE / PAGE_SIZE, 0x7b + i);
+	munmap(raw, (FAULTS + 1) * HPAGE);
+	return huge;
+}
+
+#define CLOCKSOURCE "/sys/devices/system/clocksource/clocksource0/current_clocksource"
+
+/*
+ * The kernel starts on jiffies and switches to the TSC once it is
+ * calibrated, a few seconds into a TCG boot: latencies measured before
+ * would be in 4 ms steps. Wait for it (60 s at most); false if it never came.
+ */
+static bool fine_clock(char *clock, size_t len)
+{
+	for (int i = 0; i < 600; i++) {
+		if (setting_get(CLOCKSOURCE, clock, len))
+			return false;
+		if (!strstr(clock, "jiffies"))
+			return true;
+		usleep(100000);
+	}
+	return false;
+}
+
+static void set(const char *path, const char *val)
+{
+	if (write_str(path, val)) {
+		settings_restore();
+		kt_bail("cannot write %s to %s", val, path);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	const char *what = argc > 1 ? argv[1] : "", *variant = argc > 2 ? argv[2] : "";
+	bool pool = !strcmp(what, "pool"), floor = !strcmp(variant, "floor");
+	bool direct = !strcmp(variant, "direct");
+	char *end = NULL, clock[32] = "?";
+	uint64_t seed = argc == 4 ? strtoull(argv[3], &end, 0) : 0;
+	long before[NR_COUNTERS], d[NR_COUNTERS], limit = -1, ranges = 0, got;
+	static double lat[FAULTS];
+	struct frag f = { .fd = -1 };
+	size_t bad = 0, used = 0;
+	cpu_set_t cpu0;
+	double t = 0;
+
+	/* The workload's generator needs a seed other than 0. */
+	if ((!pool && strcmp(what, "thp")) || (!floor && !direct && strcmp(variant, "off")) ||
+	    (pool && floor) || !end || *end || !seed)
+		kt_bail("usage: high_order pool|thp off|direct|floor SEED (a number, not 0; floor for thp only)");
+	kt_plan(1);
+	if (!fine_clock(clock, sizeof(clock)))
+		kt_bail("the clocksource is still %s after 60 s: latencies would be in jiffies", clock);
+	CPU_ZERO(&cpu0);
+	CPU_SET(0, &cpu0);
+	if (sched_setaffinity(0, sizeof(cpu0), &cpu0))
+		kt_bail("sched_setaffinity: %s", strerror(errno));
+	for (size_t i = 0; i < NR_SETTINGS; i++)
+		if (setting_get(settings[i], saved[i], sizeof(saved[i])))
+			kt_bail("cannot read %s: not a kdefrag kernel?", settings[i]);
+	/* Fragmenting as stock would: kdefrag off. */
+	set(DEFRAG "enabled", "0");
+	set(DEFRAG "direct", "0");
+	set(THP "enabled", "madvise");
+	set(THP "defrag", "madvise");
+	set(NR_HUGEPAGES, "0");
+	if (!floor && fragment(&f, FRAG_SPARSE, 0, seed)) {
+		frag_release(&f);
+		settings_restore();
+		kt_bail("cannot fragment memory");
+	}
+	set("/proc/sys/vm/compaction_proactiveness", "0");
+	set(THP "khugepaged/scan_sleep_millisecs", "86400000");
+	pcp_drain();
+	limit = physical_limit(&ranges);
+	set(DEFRAG "enabled", direct ? "1" : "0");
+	set(DEFRAG "direct", direct ? "1" : "0");
+	for (size_t i = 0; i < NR_COUNTERS; i++)
+		before[i] = vmstat(counters[i]);
+	got = pool ? grow_pool(&t) : fault_thps(&t, lat, &bad);
+	for (size_t i = 0; i < NR_COUNTERS; i++)
+		d[i] = before[i] < 0 ? 0 : vmstat(counters[i]) - before[i];
+	if (!floor) {
+		bad += frag_check(&f);
+		used = frag_used_pages(&f);
+	}
+	frag_release(&f);
+	settings_restore();
+	/* Latencies are only as fine as the clock: a demoted TSC leaves jiffies. */
+	if (setting_get(CLOCKSOURCE, clock, sizeof(clock)))
+		strcpy(clock, "?");
+
+	if (got >= 0 && limit >= 0 && pool) {
+		printf("pool %s seed %#llx: nr_hugepages %ld of a physical limit of %ld (%.1f%%; %ld aligned ranges feasible or free) in %.2f s\n",
+		       variant, (unsigned long long)seed, got, limit,
+		       limit > 0 ? 100.0 * got / limit : 0, ranges, t);
+	} else if (got > 0 && limit >= 0) {
+		long reach = limit < FAULTS ? limit : FAULTS;
+
+		qsort(lat, got, sizeof(lat[0]), cmp_double);
+		printf("thp %s seed %#llx: %ld of %d faults huge (%.1f%% of the %ld the physical limit allows) in %.2f s; huge fault latency us p50 %.0f p99 %.0f max %.0f\n",
+		       variant, (unsigned long long)seed, got, FAULTS,
+		       reach > 0 ? 100.0 * got / reach : 0, reach, t, lat[got / 2] * 1e6,
+		       lat[got * 99 / 100] * 1e6, lat[got - 1] * 1e6);
+	}
+	if (got > 0 && limit >= 0) {
+		printf("per huge page: migrated %.1f, scanned %.1f, seconds %.4f (total: migrated %ld, compaction scanned %ld + free %ld, kdefrag scored %ld)\n",
+		       (double)d[MIGRATED] / got,
+		       (double)(d[MIGRATE_SCANNED] + d[FREE_SCANNED] + d[DEFRAG_SCANNED]) / got,
+		       t / got, d[MIGRATED], d[MIGRATE_SCANNED], d[FREE_SCANNED], d[DEFRAG_SCANNED]);
+		printf("compact_stall %ld success %ld fail %ld; defrag_direct attempt %ld success %ld fail %ld; thp_fault_alloc %ld fallback %ld; kcompactd wakeups %ld; clocksource %s\n",
+		       d[STALL], d[C_SUCCESS], d[C_FAIL], d[D_ATTEMPT], d[D_SUCCESS], d[D_FAIL],
+		       d[THP_ALLOC], d[THP_FALLBACK], d[DAEMON_WAKE], clock);
+	}
+	kt_ok(got >= 0 && limit >= 0 && !bad && (pool || got == d[THP_ALLOC]),
+	      "%s measured (%ld huge pages); workload's %zu pages and the faulted regions intact (%zu wrong)",
+	      what, got, used, bad);
+	return kt_done();
+}
