@@ -107,12 +107,9 @@ static void fault_mthp(long n, long stalls)
 	char *p;
 
 	mthp_len = (max + 1) * BLOCK;
-	mthp_map = mmap(NULL, mthp_len, PROT_READ | PROT_WRITE,
-			MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (mthp_map == MAP_FAILED)
+	p = map_advised(max * BLOCK, BLOCK, &mthp_map);
+	if (!p)
 		kt_bail("cannot map %ld blocks", max);
-	p = (char *)(((unsigned long)mthp_map + BLOCK - 1) & ~(BLOCK - 1));
-	madvise(p, max * BLOCK, MADV_HUGEPAGE);
 	for (long i = 0; i < max; i++) {
 		if (i >= n && vmstat("compact_stall") - stall0 >= stalls)
 			break;

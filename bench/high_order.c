@@ -149,17 +149,11 @@ static long grow_pool(double *t)
  */
 static long fault_thps(double *t, double *lat, size_t *bad)
 {
-	char *raw = mmap(NULL, (FAULTS + 1) * HPAGE, PROT_READ | PROT_WRITE,
-			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0), *p;
+	char *raw, *p = map_advised(FAULTS * HPAGE, HPAGE, &raw);
 	long huge = 0;
 
-	if (raw == MAP_FAILED)
+	if (!p)
 		return -1;
-	p = (char *)(((uintptr_t)raw + HPAGE - 1) & ~(HPAGE - 1));
-	if (madvise(p, FAULTS * HPAGE, MADV_HUGEPAGE)) {
-		munmap(raw, (FAULTS + 1) * HPAGE);
-		return -1;
-	}
 	*t = 0;
 	for (int i = 0; i < FAULTS; i++) {
 		long before = vmstat("thp_fault_alloc");

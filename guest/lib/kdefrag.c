@@ -538,6 +538,25 @@ bool pfn_buddy(uint64_t pfn)
 	return fl != ~0ULL && (fl & (1ULL << KPF_BUDDY));
 }
 
+char *map_advised(size_t len, size_t align, char **raw)
+{
+	char *p;
+
+	*raw = mmap(NULL, len + align, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (*raw == MAP_FAILED)
+		return NULL;
+	p = (char *)(((uintptr_t)*raw + align - 1) & ~(uintptr_t)(align - 1));
+	if (madvise(p, len, MADV_HUGEPAGE)) {
+		int err = errno;
+
+		munmap(*raw, len + align);
+		errno = err;
+		return NULL;
+	}
+	return p;
+}
+
 void pcp_drain(void)
 {
 	static char buf[16384];

@@ -87,6 +87,13 @@ bool pfn_free(uint64_t pfn);
 bool pfn_buddy(uint64_t pfn);
 /* Returns the per-CPU free lists' pages to the buddy allocator (kdefrag's debugfs summary drains them). */
 void pcp_drain(void);
+/*
+ * @len bytes of a fresh private anonymous mapping, aligned to @align (a
+ * power of two) and advised MADV_HUGEPAGE, for THP and mTHP faults: the
+ * aligned start, or NULL (errno set). *@raw is the mapping itself,
+ * @len + @align bytes, to munmap().
+ */
+char *map_advised(size_t len, size_t align, char **raw);
 /* /proc/kpageflags of one populated zone, read at one moment. */
 struct kpf_zone {
 	int node;

@@ -81,13 +81,10 @@ static void evacuate_region(struct region *r)
 /* A 2 MB aligned piece of a fresh anon mapping, advised for THP. */
 static char *map_thp(void)
 {
-	size_t len = 2 * NPAGES * PAGE_SIZE;
-	char *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	char *raw, *p = map_advised(NPAGES * PAGE_SIZE, NPAGES * PAGE_SIZE, &raw);
 
-	if (p == MAP_FAILED)
-		kt_bail("mmap: %s", strerror(errno));
-	p = (char *)(((unsigned long)p + NPAGES * PAGE_SIZE - 1) & ~(NPAGES * PAGE_SIZE - 1));
-	madvise(p, NPAGES * PAGE_SIZE, MADV_HUGEPAGE);
+	if (!p)
+		kt_bail("mapping a THP region: %s", strerror(errno));
 	return p;
 }
 

@@ -89,15 +89,10 @@ static int nregions;
 /* A huge-page-aligned MADV_HUGEPAGE mapping of @n huge pages. */
 static char *map_huge(size_t n, char **raw)
 {
-	char *p;
+	char *p = map_advised(n * HPAGE, HPAGE, raw);
 
-	*raw = mmap(NULL, n * HPAGE + HPAGE, PROT_READ | PROT_WRITE,
-		    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (*raw == MAP_FAILED)
-		kt_bail("mmap: %s", strerror(errno));
-	p = (char *)(((uintptr_t)*raw + HPAGE - 1) & ~(HPAGE - 1));
-	if (madvise(p, n * HPAGE, MADV_HUGEPAGE))
-		kt_bail("madvise(MADV_HUGEPAGE): %s", strerror(errno));
+	if (!p)
+		kt_bail("mapping %zu huge pages: %s", n, strerror(errno));
 	return p;
 }
 
@@ -206,13 +201,9 @@ static void mthp_batch(void)
 		kt_bail("too many mTHP batches");
 	r = &mregions[nmregions];
 	r->seed = 0x64 + nmregions++;
-	r->raw = mmap(NULL, len + MTHP_SIZE, PROT_READ | PROT_WRITE,
-		      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (r->raw == MAP_FAILED)
-		kt_bail("mmap: %s", strerror(errno));
-	r->p = (char *)(((uintptr_t)r->raw + MTHP_SIZE - 1) & ~(MTHP_SIZE - 1));
-	if (madvise(r->p, len, MADV_HUGEPAGE))
-		kt_bail("madvise(MADV_HUGEPAGE): %s", strerror(errno));
+	r->p = map_advised(len, MTHP_SIZE, &r->raw);
+	if (!r->p)
+		kt_bail("mapping 64 KiB pieces: %s", strerror(errno));
 	fill_pages(r->p, len / 4096, r->seed);
 }
 
@@ -227,13 +218,9 @@ static long take_free_mthp_blocks(void)
 	long taken = 0;
 
 	set(THP "defrag", "never");
-	raw = mmap(NULL, max * MTHP_SIZE + MTHP_SIZE, PROT_READ | PROT_WRITE,
-		   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (raw == MAP_FAILED)
-		kt_bail("mmap: %s", strerror(errno));
-	p = (char *)(((uintptr_t)raw + MTHP_SIZE - 1) & ~(MTHP_SIZE - 1));
-	if (madvise(p, max * MTHP_SIZE, MADV_HUGEPAGE))
-		kt_bail("madvise(MADV_HUGEPAGE): %s", strerror(errno));
+	p = map_advised(max * MTHP_SIZE, MTHP_SIZE, &raw);
+	if (!p)
+		kt_bail("mapping 64 KiB pieces: %s", strerror(errno));
 	for (size_t n = 0; n < max; n++) {
 		long before = mthp_allocs();
 
@@ -254,6 +241,17 @@ static bool handed_over(const struct counts *d)
 static bool compacted(const struct counts *d)
 {
 	return d->scanned > 0;
+}
+
+/* A phase in which direct compaction runs and kdefrag must not be entered. */
+static void no_attempt(const char *setting)
+{
+	struct counts d;
+	int faults = phase(compacted, &d);
+
+	kt_ok(d.scanned > 0 && d.attempt == 0,
+	      "%s: %ld direct attempts in %d faults while compaction scanned %ld pages",
+	      setting, d.attempt, faults, d.scanned);
 }
 
 int main(void)
@@ -292,17 +290,10 @@ int main(void)
 	kt_ok(d.success + d.fail == d.attempt, "direct=1: every attempt ended in success or fail");
 
 	set(SYS "direct", "0");
-	faults = phase(compacted, &d);
-	kt_ok(d.scanned > 0 && d.attempt == 0,
-	      "direct=0: %ld direct attempts in %d faults while compaction scanned %ld pages",
-	      d.attempt, faults, d.scanned);
-
+	no_attempt("direct=0");
 	set(SYS "enabled", "0");
 	set(SYS "direct", "1");
-	faults = phase(compacted, &d);
-	kt_ok(d.scanned > 0 && d.attempt == 0,
-	      "enabled=0: %ld direct attempts in %d faults while compaction scanned %ld pages",
-	      d.attempt, faults, d.scanned);
+	no_attempt("enabled=0");
 
 	/* Order 4: the block handed over while its pageblock is isolated. */
 	set(PMD "enabled", "never");
