@@ -14,7 +14,15 @@
  *  4. 64 KiB mTHP faults (order 4, below pageblock order: the block is
  *     handed over while its pageblock is still isolated), PMD THP off,
  *     after every free block of order 4 and above was taken the same way:
- *     with direct=1, blocks of order 4 go to the faulting task too.
+ *     with direct=1, blocks of order 4 go to the faulting task too;
+ *  5. on the same memory, every free block of order 4 and above taken
+ *     again, the kernel's KUnit suite defrag-direct, run through debugfs
+ *     (at boot it found blocks at hand, where no request enters): for its
+ *     own task, GFP_ATOMIC, GFP_NOWAIT and other requests without direct
+ *     reclaim never enter, a GFP_KERNEL one does, and GFP_NOFS ones (the
+ *     flag, and a memalloc_nofs_save() scope) enter with a gfp mask
+ *     without __GFP_FS; the stress plan runs this test on the lockdep
+ *     and DEBUG_ATOMIC_SLEEP kernel.
  * Nothing else compacts meanwhile: proactive compaction and khugepaged's
  * defrag are off for the test, so every counter change is the faults'.
  * The workload's pages and every THP region keep their contents, checked
@@ -233,6 +241,60 @@ static long take_free_mthp_blocks(void)
 	return taken;
 }
 
+/*
+ * Run the KUnit suite @suite now (its debugfs "run" file) and report each
+ * of its @want cases as one of ours: only "ok" without SKIP passes, and
+ * only a case that logged "fragmented memory: yes" (its cases check what
+ * requests do on memory like this). More or fewer cases than @want, or
+ * a plan that says otherwise, fail.
+ */
+#define KUNIT_DIR "/sys/kernel/debug/kunit/"
+static void kunit_run(const char *suite, int want)
+{
+	char path[256], line[512], *name;
+	int cases = 0, planned = -1, fragmented = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), KUNIT_DIR "%s/run", suite);
+	if (write_str(path, "1"))
+		kt_bail("cannot run KUnit suite %s: %s", suite, strerror(errno));
+	snprintf(path, sizeof(path), KUNIT_DIR "%s/results", suite);
+	f = fopen(path, "r");
+	if (!f)
+		kt_bail("cannot read %s: %s", path, strerror(errno));
+	while (fgets(line, sizeof(line), f)) {
+		char *l = line + strspn(line, " \t");
+		bool ok;
+
+		l[strcspn(l, "\n")] = 0;
+		if (l[0] == '#') {
+			kt_diag("%s: %s", suite, l + 1 + strspn(l + 1, " "));
+			if (strstr(l, "fragmented memory: yes"))
+				fragmented++;
+			continue;
+		}
+		/* The cases' lines and plan are indented; the suite's are not. */
+		if (l == line)
+			continue;
+		if (sscanf(l, "1..%d", &planned) == 1)
+			continue;
+		if (strncmp(l, "ok ", 3) && strncmp(l, "not ok ", 7))
+			continue;
+		ok = l[0] == 'o';
+		/* "ok 2 name [# SKIP reason]" */
+		strtol(l + (ok ? 3 : 7), &name, 10);
+		name += strspn(name, " ");
+		cases++;
+		kt_ok(ok && !strstr(name, "# SKIP") && fragmented == cases,
+		      "KUnit %s: %s%s%s", suite,
+		      ok ? (strstr(name, "# SKIP") ? "skipped: " : "") : "failed: ", name,
+		      fragmented == cases ? "" : " (not on fragmented memory)");
+	}
+	fclose(f);
+	kt_ok(cases == want && planned == want, "KUnit %s: %d cases reported, %d planned, %d expected",
+	      suite, cases, planned, want);
+}
+
 static bool handed_over(const struct counts *d)
 {
 	return d->success >= 4;
@@ -261,7 +323,7 @@ int main(void)
 	size_t bad = 0;
 	int faults;
 
-	kt_plan(9);
+	kt_plan(12);
 	for (size_t i = 0; i < NSAVED; i++)
 		if (setting_get(saved_paths[i], saved[i], sizeof(saved[i])))
 			kt_bail("cannot read %s", saved_paths[i]);
@@ -319,6 +381,15 @@ int main(void)
 		kt_ok(b.success > a.success, "direct=1, 64 KiB mTHP: %ld blocks of order 4 handed to the faulting task",
 		      b.success - a.success);
 	}
+
+	/* What the slow path lets in, on this memory: the kernel's own cases. */
+	{
+		long taken = take_free_mthp_blocks();
+
+		kt_diag("took %ld free order-4 blocks for the KUnit suite; %ld left",
+			taken, buddy_blocks(-1, 4));
+	}
+	kunit_run("defrag-direct", 2);
 
 	for (int i = 0; i < nregions; i++)
 		bad += check_pages(regions[i].p, FAULTS * HPAGE / 4096, regions[i].seed);
