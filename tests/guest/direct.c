@@ -17,14 +17,16 @@
  *     with direct=1, blocks of order 4 go to the faulting task too;
  *  5. on the same memory, every free block of order 4 and above taken
  *     again, the kernel's KUnit suite defrag-direct, run through debugfs
- *     (at boot it found blocks at hand, where no request enters): for its
+ *     (its boot run, checked first, found blocks at hand and no request
+ *     entering): for its
  *     own task, GFP_ATOMIC, GFP_NOWAIT and other requests without direct
  *     reclaim never enter, a GFP_KERNEL one does, and GFP_NOFS ones (the
  *     flag, and a memalloc_nofs_save() scope) enter with a gfp mask
  *     without __GFP_FS; the stress plan runs this test on the lockdep
  *     and DEBUG_ATOMIC_SLEEP kernel.
- * Nothing else compacts meanwhile: proactive compaction and khugepaged's
- * defrag are off for the test, so every counter change is the faults'.
+ * Nothing else compacts meanwhile: proactive compaction, khugepaged's
+ * defrag and watermark boosting (whose kswapd wakeups wake kcompactd) are
+ * off for the test, so every counter change is the faults'.
  * The workload's pages and every THP region keep their contents, checked
  * at the end. Every setting is restored on exit. Whether direct=1 gets
  * huge pages more often than direct=0 is a comparison of noisy runs: the
@@ -55,7 +57,7 @@
 
 static const char * const saved_paths[] = {
 	THP "enabled", THP "defrag", THP "khugepaged/defrag", MTHP "enabled", PMD "enabled",
-	"/proc/sys/vm/compaction_proactiveness",
+	"/proc/sys/vm/compaction_proactiveness", "/proc/sys/vm/watermark_boost_factor",
 	SYS "enabled", SYS "direct", SYS "direct_min_order",
 };
 #define NSAVED (sizeof(saved_paths) / sizeof(saved_paths[0]))
@@ -242,22 +244,20 @@ static long take_free_mthp_blocks(void)
 }
 
 /*
- * Run the KUnit suite @suite now (its debugfs "run" file) and report each
- * of its @want cases as one of ours: only "ok" without SKIP passes, and
- * only a case that logged "fragmented memory: yes" (its cases check what
- * requests do on memory like this). More or fewer cases than @want, or
- * a plan that says otherwise, fail.
+ * The results of the KUnit suite @suite's last run, each of its @want
+ * cases one of ours: only "ok" without SKIP passes, and only a case that
+ * logged "fragmented memory: yes" (@fragmented) or "no" (cases check what
+ * requests do on the memory they find). More or fewer cases than @want,
+ * or a plan that says otherwise, fail. @when names the run.
  */
 #define KUNIT_DIR "/sys/kernel/debug/kunit/"
-static void kunit_run(const char *suite, int want)
+static void kunit_results(const char *suite, int want, bool fragmented, const char *when)
 {
+	const char *mark = fragmented ? "fragmented memory: yes" : "fragmented memory: no";
 	char path[256], line[512], *name;
-	int cases = 0, planned = -1, fragmented = 0;
+	int cases = 0, planned = -1, marked = 0;
 	FILE *f;
 
-	snprintf(path, sizeof(path), KUNIT_DIR "%s/run", suite);
-	if (write_str(path, "1"))
-		kt_bail("cannot run KUnit suite %s: %s", suite, strerror(errno));
 	snprintf(path, sizeof(path), KUNIT_DIR "%s/results", suite);
 	f = fopen(path, "r");
 	if (!f)
@@ -268,9 +268,9 @@ static void kunit_run(const char *suite, int want)
 
 		l[strcspn(l, "\n")] = 0;
 		if (l[0] == '#') {
-			kt_diag("%s: %s", suite, l + 1 + strspn(l + 1, " "));
-			if (strstr(l, "fragmented memory: yes"))
-				fragmented++;
+			kt_diag("%s, %s: %s", suite, when, l + 1 + strspn(l + 1, " "));
+			if (strstr(l, mark))
+				marked++;
 			continue;
 		}
 		/* The cases' lines and plan are indented; the suite's are not. */
@@ -285,14 +285,24 @@ static void kunit_run(const char *suite, int want)
 		strtol(l + (ok ? 3 : 7), &name, 10);
 		name += strspn(name, " ");
 		cases++;
-		kt_ok(ok && !strstr(name, "# SKIP") && fragmented == cases,
-		      "KUnit %s: %s%s%s", suite,
+		kt_ok(ok && !strstr(name, "# SKIP") && marked == cases,
+		      "KUnit %s, %s: %s%s%s", suite, when,
 		      ok ? (strstr(name, "# SKIP") ? "skipped: " : "") : "failed: ", name,
-		      fragmented == cases ? "" : " (not on fragmented memory)");
+		      marked == cases ? "" : " (not on the memory expected)");
 	}
 	fclose(f);
-	kt_ok(cases == want && planned == want, "KUnit %s: %d cases reported, %d planned, %d expected",
-	      suite, cases, planned, want);
+	kt_ok(cases == want && planned == want, "KUnit %s, %s: %d cases reported, %d planned, %d expected",
+	      suite, when, cases, planned, want);
+}
+
+/* Run the KUnit suite @suite now, through its debugfs "run" file. */
+static void kunit_run(const char *suite)
+{
+	char path[256];
+
+	snprintf(path, sizeof(path), KUNIT_DIR "%s/run", suite);
+	if (write_str(path, "1"))
+		kt_bail("cannot run KUnit suite %s: %s", suite, strerror(errno));
 }
 
 static bool handed_over(const struct counts *d)
@@ -323,16 +333,20 @@ int main(void)
 	size_t bad = 0;
 	int faults;
 
-	kt_plan(12);
+	kt_plan(15);
 	for (size_t i = 0; i < NSAVED; i++)
 		if (setting_get(saved_paths[i], saved[i], sizeof(saved[i])))
 			kt_bail("cannot read %s", saved_paths[i]);
 	atexit(restore_settings);
+	/* At boot, with blocks at hand, the suite saw no request enter. */
+	kunit_results("defrag-direct", 2, false, "at boot");
 	/* Madvised mappings only, with direct reclaim and compaction; nothing else compacting. */
 	set(THP "enabled", "madvise");
 	set(THP "defrag", "madvise");
 	set(THP "khugepaged/defrag", "0");
 	set("/proc/sys/vm/compaction_proactiveness", "0");
+	/* Pageblocks stolen by the faults would boost watermarks and wake kcompactd. */
+	set("/proc/sys/vm/watermark_boost_factor", "0");
 	set(SYS "direct_min_order", "4");
 	/* One CPU (so one node) faults; take_free_hugepages() visits each. */
 	if (sched_getaffinity(0, sizeof(allowed), &allowed) || !CPU_ISSET(0, &allowed))
@@ -389,7 +403,8 @@ int main(void)
 		kt_diag("took %ld free order-4 blocks for the KUnit suite; %ld left",
 			taken, buddy_blocks(-1, 4));
 	}
-	kunit_run("defrag-direct", 2);
+	kunit_run("defrag-direct");
+	kunit_results("defrag-direct", 2, true, "on this memory");
 
 	for (int i = 0; i < nregions; i++)
 		bad += check_pages(regions[i].p, FAULTS * HPAGE / 4096, regions[i].seed);
