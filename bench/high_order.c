@@ -14,6 +14,9 @@
  *         comparable). Variant "floor": the same faults on memory never
  *         fragmented (kdefrag off), the latency no defragmentation can go
  *         below.
+ *   mthp  the same with MFAULTS 64 KiB mTHP faults (order 4; PMD THP off),
+ *         the size network buffers and drivers ask for too: whether each
+ *         got a 64 KiB folio, and how long those took.
  *
  * Memory is fragmented with "sparse" (guest/lib fragment(): filled but for
  * twice min_free_kbytes and 16 MB, a small tmpfs file every 64 anon pages,
@@ -24,19 +27,20 @@
  * work counted is the allocations' own.
  *
  * Physical limit, per zone, from /proc/kpageflags just before the
- * allocations: the aligned 2 MiB ranges whose pages are all free or on
- * the LRU (not under writeback), but no more than the zone's free pages
- * above its min watermark (without boost) can hold (each huge page takes
- * 512 free pages, wherever the pages it displaces go). Compaction stops
+ * allocations: the aligned ranges of the size asked for (2 MiB, or 64 KiB
+ * for mthp) whose pages are all free or on the LRU (not under writeback),
+ * but no more than the zone's free pages above its min watermark (without
+ * boost) can hold (each block takes its size in free pages, wherever the
+ * pages it displaces go). Compaction stops
  * short of it (it wants the low watermark plus compact_gap() free, and
  * lowmem reserves apply), but reclaim during the allocations can add room
  * (page cache): a run may land on either side of 100%.
  *
  * Work: pages migrated (pgmigrate_success) and scanned (compaction's
  * migrate and free scanners plus kdefrag's scoring), in total and per
- * huge page.
+ * huge page (per 64 KiB folio for mthp).
  *
- *   high_order pool|thp off|direct|floor SEED
+ *   high_order pool|thp|mthp off|direct|floor SEED
  *
  * Fails only if it cannot measure, or if pages lost their contents; the
  * figures are printed only for a run that measured.
@@ -57,6 +61,11 @@
 #define HPAGE_ORDER 9
 #define HPAGE (PAGE_SIZE << HPAGE_ORDER)
 #define FAULTS 256
+#define MTHP_ORDER 4
+#define MTHP (PAGE_SIZE << MTHP_ORDER)
+#define MFAULTS 2048
+#define MTHP_DIR THP "hugepages-64kB/"
+#define PMD_DIR THP "hugepages-2048kB/"
 
 static const char * const counters[] = {
 	"pgmigrate_success", "compact_migrate_scanned", "compact_free_scanned",
@@ -73,7 +82,10 @@ enum { MIGRATED, MIGRATE_SCANNED, FREE_SCANNED, STALL, C_SUCCESS, C_FAIL,
 static const char * const settings[] = {
 	DEFRAG "enabled", DEFRAG "direct", THP "enabled", THP "defrag",
 	THP "khugepaged/scan_sleep_millisecs", "/proc/sys/vm/compaction_proactiveness",
-	NR_HUGEPAGES,
+	NR_HUGEPAGES, MTHP_DIR "enabled", PMD_DIR "enabled", DEFRAG "direct_min_order",
+	THP "hugepages-16kB/enabled", THP "hugepages-32kB/enabled",
+	THP "hugepages-128kB/enabled", THP "hugepages-256kB/enabled",
+	THP "hugepages-512kB/enabled", THP "hugepages-1024kB/enabled",
 };
 #define NR_SETTINGS (sizeof(settings) / sizeof(settings[0]))
 static char saved[NR_SETTINGS][64];
@@ -85,8 +97,8 @@ static void settings_restore(void)
 			printf("# cannot restore %s to %s\n", settings[i], saved[i]);
 }
 
-/* The physical limit of order-9 blocks over every populated zone. */
-static long physical_limit(long *ranges_out)
+/* The physical limit of blocks of @order over every populated zone. */
+static long physical_limit(unsigned int order, long *ranges_out)
 {
 	struct zone_info zi[16];
 	struct kpf_zone z[16];
@@ -99,7 +111,7 @@ static long physical_limit(long *ranges_out)
 		return -1;
 	}
 	for (int k = 0; k < nz; k++) {
-		unsigned long step = 1UL << HPAGE_ORDER, pfn;
+		unsigned long step = 1UL << order, pfn;
 		long ranges = 0, room = 0;
 
 		for (pfn = (z[k].start + step - 1) & ~(step - 1); pfn + step <= z[k].end;
@@ -109,7 +121,7 @@ static long physical_limit(long *ranges_out)
 			long min = zi[i].min - zi[i].boost;
 
 			if (zi[i].node == z[k].node && !strcmp(zi[i].name, z[k].name))
-				room = zi[i].free > min ? (zi[i].free - min) >> HPAGE_ORDER : 0;
+				room = zi[i].free > min ? (zi[i].free - min) >> order : 0;
 		}
 		limit += ranges < room ? ranges : room;
 		ranges_all += ranges;
@@ -141,36 +153,60 @@ static long grow_pool(double *t)
 	return got;
 }
 
-/*
- * FAULTS THP faults, one region at a time; lat[] gets the first touch's
- * time of each fault that got a huge page, *@t their sum. Each region is
- * then filled and, at the end, checked: *@bad gets the pages whose
- * contents were wrong. Returns the faults that got a huge page, or -1.
- */
-static long fault_thps(double *t, double *lat, size_t *bad)
+/* Faults that got a 64 KiB mTHP so far. */
+static long mthp_allocs(void)
 {
-	char *raw, *p = map_advised(FAULTS * HPAGE, HPAGE, &raw);
+	char v[32];
+
+	return setting_get(MTHP_DIR "stats/anon_fault_alloc", v, sizeof(v)) ? -1 : atol(v);
+}
+
+/* Faults that wanted a 64 KiB mTHP and fell back, so far. */
+static long mthp_fallback_count(void)
+{
+	char v[32];
+
+	return setting_get(MTHP_DIR "stats/anon_fault_fallback", v, sizeof(v)) ? -1 : atol(v);
+}
+
+/* Faults that got a THP of the size faulted so far. */
+static long huge_allocs(bool mthp)
+{
+	return mthp ? mthp_allocs() : vmstat("thp_fault_alloc");
+}
+
+/*
+ * @n faults of @size (a THP or mTHP size), one region at a time; lat[]
+ * gets the first touch's time of each fault that got a folio of that size,
+ * *@t their sum. Each region is then filled and, at the end, checked:
+ * *@bad gets the pages whose contents were wrong. Returns the faults that
+ * got a folio of @size, or -1.
+ */
+static long fault_thps(bool mthp, double *t, double *lat, size_t *bad)
+{
+	size_t size = mthp ? MTHP : HPAGE, n = mthp ? MFAULTS : FAULTS;
+	char *raw, *p = map_advised(n * size, size, &raw);
 	long huge = 0;
 
 	if (!p)
 		return -1;
 	*t = 0;
-	for (int i = 0; i < FAULTS; i++) {
-		long before = vmstat("thp_fault_alloc");
+	for (size_t i = 0; i < n; i++) {
+		long before = huge_allocs(mthp);
 		double t0 = now(), dt;
 
-		p[i * HPAGE] = 1;
+		p[i * size] = 1;
 		dt = now() - t0;
-		if (vmstat("thp_fault_alloc") > before) {
+		if (huge_allocs(mthp) > before) {
 			lat[huge++] = dt;
 			*t += dt;
 		}
-		fill_pages(p + i * HPAGE, HPAGE / PAGE_SIZE, 0x7b + i);
+		fill_pages(p + i * size, size / PAGE_SIZE, 0x7b + i);
 	}
 	*bad = 0;
-	for (int i = 0; i < FAULTS; i++)
-		*bad += check_pages(p + i * HPAGE, HPAGE / PAGE_SIZE, 0x7b + i);
-	munmap(raw, (FAULTS + 1) * HPAGE);
+	for (size_t i = 0; i < n; i++)
+		*bad += check_pages(p + i * size, size / PAGE_SIZE, 0x7b + i);
+	munmap(raw, (n + 1) * size);
 	return huge;
 }
 
@@ -205,20 +241,23 @@ int main(int argc, char **argv)
 {
 	const char *what = argc > 1 ? argv[1] : "", *variant = argc > 2 ? argv[2] : "";
 	bool pool = !strcmp(what, "pool"), floor = !strcmp(variant, "floor");
+	bool mthp = !strcmp(what, "mthp");
+	unsigned int order = mthp ? MTHP_ORDER : HPAGE_ORDER;
+	long faults = mthp ? MFAULTS : FAULTS, allocs0, fallbacks0, mthp_fallbacks;
 	bool direct = !strcmp(variant, "direct");
 	char *end = NULL, clock[32] = "?";
 	uint64_t seed = argc == 4 ? strtoull(argv[3], &end, 0) : 0;
 	long before[NR_COUNTERS], d[NR_COUNTERS], limit = -1, ranges = 0, got;
-	static double lat[FAULTS];
+	static double lat[MFAULTS > FAULTS ? MFAULTS : FAULTS];
 	struct frag f = { .fd = -1 };
 	size_t bad = 0, used = 0;
 	cpu_set_t cpu0;
 	double t = 0;
 
 	/* The workload's generator needs a seed other than 0. */
-	if ((!pool && strcmp(what, "thp")) || (!floor && !direct && strcmp(variant, "off")) ||
+	if ((!pool && !mthp && strcmp(what, "thp")) || (!floor && !direct && strcmp(variant, "off")) ||
 	    (pool && floor) || !end || *end || !seed)
-		kt_bail("usage: high_order pool|thp off|direct|floor SEED (a number, not 0; floor for thp only)");
+		kt_bail("usage: high_order pool|thp|mthp off|direct|floor SEED (a number, not 0; floor not for pool)");
 	kt_plan(1);
 	if (!fine_clock(clock, sizeof(clock)))
 		kt_bail("the clocksource is still %s after 60 s: latencies would be in jiffies", clock);
@@ -235,6 +274,15 @@ int main(int argc, char **argv)
 	set(THP "enabled", "madvise");
 	set(THP "defrag", "madvise");
 	set(NR_HUGEPAGES, "0");
+	/* mthp: 64 KiB folios only, PMD THP off; the other sizes off. */
+	for (size_t i = 0; i < NR_SETTINGS; i++)
+		if (strstr(settings[i], "/hugepages-") && strcmp(settings[i], PMD_DIR "enabled"))
+			set(settings[i], "never");
+	set(PMD_DIR "enabled", mthp ? "never" : "inherit");
+	set(MTHP_DIR "enabled", mthp ? "madvise" : "never");
+	set(DEFRAG "direct_min_order", "4");
+	if (mthp && mthp_allocs() < 0)
+		kt_bail("no %sstats/anon_fault_alloc", MTHP_DIR);
 	if (!floor && fragment(&f, FRAG_SPARSE, 0, seed)) {
 		frag_release(&f);
 		settings_restore();
@@ -243,12 +291,15 @@ int main(int argc, char **argv)
 	set("/proc/sys/vm/compaction_proactiveness", "0");
 	set(THP "khugepaged/scan_sleep_millisecs", "86400000");
 	pcp_drain();
-	limit = physical_limit(&ranges);
+	limit = physical_limit(order, &ranges);
 	set(DEFRAG "enabled", direct ? "1" : "0");
 	set(DEFRAG "direct", direct ? "1" : "0");
 	for (size_t i = 0; i < NR_COUNTERS; i++)
 		before[i] = vmstat(counters[i]);
-	got = pool ? grow_pool(&t) : fault_thps(&t, lat, &bad);
+	allocs0 = huge_allocs(mthp);
+	fallbacks0 = mthp_fallback_count();
+	got = pool ? grow_pool(&t) : fault_thps(mthp, &t, lat, &bad);
+	mthp_fallbacks = mthp_fallback_count();
 	for (size_t i = 0; i < NR_COUNTERS; i++)
 		d[i] = before[i] < 0 ? 0 : vmstat(counters[i]) - before[i];
 	if (!floor) {
@@ -266,11 +317,11 @@ int main(int argc, char **argv)
 		       variant, (unsigned long long)seed, got, limit,
 		       limit > 0 ? 100.0 * got / limit : 0, ranges, t);
 	} else if (got > 0 && limit >= 0) {
-		long reach = limit < FAULTS ? limit : FAULTS;
+		long reach = limit < faults ? limit : faults;
 
 		qsort(lat, got, sizeof(lat[0]), cmp_double);
-		printf("thp %s seed %#llx: %ld of %d faults huge (%.1f%% of the %ld the physical limit allows) in %.2f s; huge fault latency us p50 %.0f p99 %.0f max %.0f\n",
-		       variant, (unsigned long long)seed, got, FAULTS,
+		printf("%s %s seed %#llx: %ld of %ld faults huge (%.1f%% of the %ld the physical limit allows) in %.2f s; huge fault latency us p50 %.0f p99 %.0f max %.0f\n",
+		       what, variant, (unsigned long long)seed, got, faults,
 		       reach > 0 ? 100.0 * got / reach : 0, reach, t, lat[got / 2] * 1e6,
 		       lat[got * 99 / 100] * 1e6, lat[got - 1] * 1e6);
 	}
@@ -279,11 +330,14 @@ int main(int argc, char **argv)
 		       (double)d[MIGRATED] / got,
 		       (double)(d[MIGRATE_SCANNED] + d[FREE_SCANNED] + d[DEFRAG_SCANNED]) / got,
 		       t / got, d[MIGRATED], d[MIGRATE_SCANNED], d[FREE_SCANNED], d[DEFRAG_SCANNED]);
-		printf("compact_stall %ld success %ld fail %ld; defrag_direct attempt %ld success %ld fail %ld; thp_fault_alloc %ld fallback %ld; kcompactd wakeups %ld; clocksource %s\n",
+		printf("compact_stall %ld success %ld fail %ld; defrag_direct attempt %ld success %ld fail %ld; %s %ld fallback %ld; kcompactd wakeups %ld; clocksource %s\n",
 		       d[STALL], d[C_SUCCESS], d[C_FAIL], d[D_ATTEMPT], d[D_SUCCESS], d[D_FAIL],
-		       d[THP_ALLOC], d[THP_FALLBACK], d[DAEMON_WAKE], clock);
+		       mthp ? "64 KiB fault alloc" : "thp_fault_alloc",
+		       mthp ? mthp_allocs() - allocs0 : d[THP_ALLOC],
+		       mthp ? mthp_fallbacks - fallbacks0 : d[THP_FALLBACK], d[DAEMON_WAKE], clock);
 	}
-	kt_ok(got >= 0 && limit >= 0 && !bad && (pool || got == d[THP_ALLOC]),
+	kt_ok(got >= 0 && limit >= 0 && !bad &&
+	      (pool || got == huge_allocs(mthp) - allocs0),
 	      "%s measured (%ld huge pages); workload's %zu pages and the faulted regions intact (%zu wrong)",
 	      what, got, used, bad);
 	return kt_done();

@@ -1,6 +1,6 @@
 #!/bin/bash
 # The figures of make bench's high-order allocation runs (bench/high_order.c)
-# by kind (pool, thp) and variant: min / median / max over the boots, and
+# by kind (pool, thp, mthp) and variant: min / median / max over the boots, and
 # kdefrag (direct) against the allocator as on stock 6.12 (off): the median
 # of the ratios of runs with the same seed, "worse" when every kdefrag run
 # is worse than every stock one. For THP faults also the latency floor
@@ -13,7 +13,7 @@ function num(s) { gsub(/[(%;,]/, "", s); return s + 0 }
 function fmt(x) { return x >= 100 || x <= -100 ? sprintf("%.0f", x) : sprintf("%.4g", x) }
 /^== / { pend = "" }
 # pool VARIANT seed S: nr_hugepages G of a physical limit of L (P%; ...) in T s
-/^(pool (off|direct)|thp (off|direct|floor)) seed / {
+/^(pool (off|direct)|m?thp (off|direct|floor)) seed / {
 	pend = $1 " " $2; seed = $4; delete p
 	p["pct"] = num($10)
 	if ($1 == "pool") p["pct"] = num($13)
@@ -86,6 +86,17 @@ END {
 		row("thp", "seconds per huge page", "spp", "low")
 		row("thp", "migrated per huge page", "mig", "low")
 		row("thp", "scanned per huge page", "scan", "low")
+		print ""
+	}
+	if (n["mthp off"] + n["mthp direct"] > 0 &&
+	    table("mthp", "mTHP faults, 2048 x 64 KiB (order 4) with MADV_HUGEPAGE, PMD THP off, one by one", n["mthp floor"] > 0)) {
+		row("mthp", "% of the faults the limit allows, 64 KiB", "pct", "high")
+		row("mthp", "64 KiB fault latency p50, us", "p50", "low")
+		row("mthp", "64 KiB fault latency p99, us", "p99", "low")
+		row("mthp", "64 KiB fault latency max, us", "max", "low")
+		row("mthp", "seconds per 64 KiB folio", "spp", "low")
+		row("mthp", "migrated per 64 KiB folio", "mig", "low")
+		row("mthp", "scanned per 64 KiB folio", "scan", "low")
 	}
 	exit bad
 }' "$1"
