@@ -8,19 +8,8 @@
  * fork, shm, mremap, madvise, hugepage, page-cache and file-I/O stressors
  * with its own verification.
  *   stress [SECONDS]   (default 60)
- * Meanwhile the allocator's slow path may make blocks too (direct=1,
- * direct_min_order=1): a faulter keeps a ring of MADV_HUGEPAGE regions of
- * every THP and mTHP size, filled and verified before they go; before a
- * quarter of its faults it first takes every free block of their size
- * (faults that may not compact, that size only) while MemFree stays above
- * a margin, so that those faults compact where the rest of the load has
- * fragmented memory; stress-ng's kernel allocations of order 1 and more
- * may enter the path too. How often it was entered is reported, not
- * required: on the debug kernel, fragmenting memory on purpose first
- * (guest/lib fragment()) took the whole run (tests/guest/direct.c, in
- * this plan too, requires it).
  * Pass: no page ever reads back wrong, pinned pages never move, kdefrag
- * made blocks and migrated pages, the faulter's pages read back right, and pages of the checker's shared anon
+ * made blocks and migrated pages, and pages of the checker's shared anon
  * and tmpfs regions (whose pfns nothing but migration changes: no swap,
  * no COW) moved while being verified (the checker also evacuates ranges
  * around them itself now and then), stress-ng reports no failure, no
@@ -188,159 +177,6 @@ static int checker(double deadline, struct checked *res)
 	return 0;
 }
 
-/* Settings the faulter's phase changes, restored at exit whatever happens. */
-#define THP "/sys/kernel/mm/transparent_hugepage/"
-#define SYS "/sys/kernel/mm/defrag/"
-static const size_t fault_kb[] = { 16, 32, 64, 128, 256, 512, 1024, 2048 };
-#define NSIZES (sizeof(fault_kb) / sizeof(fault_kb[0]))
-static char saved_paths[NSIZES + 5][96];
-static char saved[NSIZES + 5][64];
-static int nsaved;
-
-static void restore_settings(void)
-{
-	for (int i = 0; i < nsaved; i++)
-		if (saved[i][0] && write_str(saved_paths[i], saved[i]))
-			printf("# cannot restore %s to %s\n", saved_paths[i], saved[i]);
-}
-
-/* Save @path's value (once), then write @val; bails on failure. */
-static void set(const char *path, const char *val)
-{
-	int i;
-
-	for (i = 0; i < nsaved && strcmp(saved_paths[i], path); i++)
-		;
-	if (i == nsaved) {
-		if (nsaved == (int)(sizeof(saved) / sizeof(saved[0])) ||
-		    setting_get(path, saved[i], sizeof(saved[i])))
-			kt_bail("cannot save %s", path);
-		snprintf(saved_paths[i], sizeof(saved_paths[i]), "%s", path);
-		nsaved++;
-	}
-	if (write_str(path, val))
-		kt_bail("cannot write %s to %s", val, path);
-}
-
-static void size_path(char *buf, size_t len, size_t kb, const char *file)
-{
-	snprintf(buf, len, THP "hugepages-%zukB/%s", kb, file);
-}
-
-/* Faults of @kb that got a folio of that size, so far. */
-static long fault_allocs(size_t kb)
-{
-	char path[128], v[32];
-
-	size_path(path, sizeof(path), kb, "stats/anon_fault_alloc");
-	return setting_get(path, v, sizeof(v)) ? -1 : atol(v);
-}
-
-/* Every THP and mTHP size's "enabled" set to @val, or only @kb's. */
-static void sizes_enable(const char *val, size_t only_kb)
-{
-	char path[128];
-
-	for (size_t i = 0; i < NSIZES; i++) {
-		size_path(path, sizeof(path), fault_kb[i], "enabled");
-		write_str(path, !only_kb || fault_kb[i] == only_kb ? val : "never");
-	}
-}
-
-/* MemFree kept while taking blocks: stress-ng and the checker need room. */
-#define TAKE_MARGIN_KB (160L << 10)
-
-/*
- * Take every free block of @kb with faults that may not compact (every
- * other size off meanwhile, so that each fault is of @kb), until one
- * falls back, @max are held or MemFree nears TAKE_MARGIN_KB; the mapping
- * is *@raw, *@len bytes, or NULL. True if a fault fell back: no free
- * block of @kb was left.
- */
-static bool take_free_blocks(size_t kb, size_t max, char **raw, size_t *len)
-{
-	size_t sz = kb << 10, n;
-	bool used_up = false;
-	char *p;
-
-	*len = max * sz + sz;
-	write_str(THP "defrag", "never");
-	sizes_enable("madvise", kb);
-	p = map_advised(max * sz, sz, raw);
-	if (!p) {
-		*raw = NULL;
-	} else {
-		/* MemFree looked at every 16 faults: the debug kernel is slow. */
-		for (n = 0; n < max && (n % 16 || mem_free_kb() > TAKE_MARGIN_KB); n++) {
-			long before = fault_allocs(kb);
-
-			p[n * sz] = 1;
-			if (fault_allocs(kb) == before) {
-				used_up = true;
-				break;
-			}
-		}
-	}
-	sizes_enable("madvise", 0);
-	write_str(THP "defrag", "madvise");
-	return used_up;
-}
-
-#define FAULT_RING 16
-#define HOARD_MAX_KB (512UL << 10)	/* free blocks taken at once, at most */
-
-struct faulted {
-	long regions, bad, used_up;	/* used_up: takes that left no block */
-};
-
-/*
- * Until @deadline: replace a random slot of a ring of MADV_HUGEPAGE
- * regions (1..2 faults of a random THP/mTHP size; every slot's contents
- * verified before it is unmapped), a quarter of the time after taking the
- * free blocks of that size, held until the next time.
- */
-static void faulter(double deadline, struct faulted *res)
-{
-	struct { char *raw, *p; size_t len, rawlen; uint64_t seed; } ring[FAULT_RING] = { 0 };
-	char *hoard = NULL;
-	size_t hoard_len = 0;
-	uint64_t seed = 0xfa017;
-
-	while (now() < deadline) {
-		int slot = rnd() % FAULT_RING;
-		size_t kb = fault_kb[rnd() % NSIZES], len = (kb << 10) * (1 + rnd() % 2);
-
-		if (ring[slot].raw) {
-			res->bad += check_pages(ring[slot].p, ring[slot].len / PAGE_SIZE,
-						ring[slot].seed);
-			munmap(ring[slot].raw, ring[slot].rawlen);
-			ring[slot].raw = NULL;
-		}
-		if (rnd() % 4 == 0) {
-			if (hoard)
-				munmap(hoard, hoard_len);
-			res->used_up += take_free_blocks(kb, HOARD_MAX_KB / kb, &hoard, &hoard_len);
-		}
-		ring[slot].p = map_advised(len, kb << 10, &ring[slot].raw);
-		if (!ring[slot].p) {
-			ring[slot].raw = NULL;
-			continue;
-		}
-		ring[slot].len = len;
-		ring[slot].rawlen = len + (kb << 10);
-		ring[slot].seed = seed++;
-		fill_pages(ring[slot].p, len / PAGE_SIZE, ring[slot].seed);
-		res->regions++;
-	}
-	for (int i = 0; i < FAULT_RING; i++)
-		if (ring[i].raw) {
-			res->bad += check_pages(ring[i].p, ring[i].len / PAGE_SIZE, ring[i].seed);
-			munmap(ring[i].raw, ring[i].rawlen);
-		}
-	if (hoard)
-		munmap(hoard, hoard_len);
-}
-
 /* stress-ng for @seconds in the background, output in /tmp/stress-ng.log. */
 static pid_t start_stress_ng(int seconds)
 {
@@ -409,11 +245,7 @@ int main(int argc, char **argv)
 	int seconds = argc > 1 ? atoi(argv[1]) : 60, pipefd[2], st, sng_status = -1;
 	long att0 = vmstat("defrag_attempt"), succ0 = vmstat("defrag_success");
 	long mig0 = vmstat("defrag_migrated"), free0, free1, calls = 0, injected;
-	long succ, mig, dir_att0 = vmstat("defrag_direct_attempt");
-	long dir_succ0 = vmstat("defrag_direct_success");
-	struct faulted fres = { 0 };
-	int fpipe[2];
-	pid_t faulter_pid;
+	long succ, mig;
 	unsigned long max_pfn = 0;
 	struct zone_info z[16];
 	int nz = read_zoneinfo(z, 16);
@@ -422,7 +254,7 @@ int main(int argc, char **argv)
 	struct checked res = { 0 };
 	pid_t callers[3], sng;
 
-	kt_plan(7);
+	kt_plan(6);
 	/* evacuate's ranges anywhere in the guest's memory, whatever its size. */
 	for (int i = 0; i < nz; i++)
 		if (z[i].present && z[i].start_pfn + z[i].spanned > max_pfn)
@@ -438,34 +270,9 @@ int main(int argc, char **argv)
 	 * everyone else's allocations are left alone.
 	 */
 	inject = fault_arm(FAIL_PAGE_ALLOC, 10, true) == 0;
-	/* The slow path for every order from 1; faults of every THP size. */
-	atexit(restore_settings);
-	set(THP "enabled", "madvise");
-	set(THP "defrag", "madvise");
-	for (size_t i = 0; i < NSIZES; i++) {
-		char path[128];
-
-		size_path(path, sizeof(path), fault_kb[i], "enabled");
-		set(path, "madvise");
-	}
-	set(SYS "enabled", "1");
-	set(SYS "direct_min_order", "1");
-	set(SYS "direct", "1");
 	sng = start_stress_ng(seconds);
 	if (sng < 0)
 		kt_bail("no stress-ng at %s", STRESS_NG);
-	if (pipe(fpipe))
-		kt_bail("pipe");
-	faulter_pid = fork();
-	if (faulter_pid == 0) {
-		close(fpipe[0]);
-		rng = 0xfa017;
-		faulter(deadline, &fres);
-		if (write(fpipe[1], &fres, sizeof(fres)) != sizeof(fres))
-			_exit(1);
-		_exit(0);
-	}
-	close(fpipe[1]);
 	for (int c = 0; c < 3; c++) {
 		callers[c] = fork();
 		if (callers[c] == 0) {
@@ -478,13 +285,9 @@ int main(int argc, char **argv)
 			_exit(0);
 		}
 	}
-	close(pipefd[1]);
 	rng = 0xc4ec;
-	if (checker(deadline, &res)) {
-		kill(faulter_pid, SIGKILL);
-		waitpid(faulter_pid, &st, 0);
+	if (checker(deadline, &res))
 		kt_bail("checker could not set up its memory: %s", strerror(errno));
-	}
 	for (int c = 0; c < 3; c++) {
 		long n = 0;
 
@@ -492,12 +295,6 @@ int main(int argc, char **argv)
 		if (read(pipefd[0], &n, sizeof(n)) == sizeof(n))
 			calls += n;
 	}
-	if (waitpid(faulter_pid, &st, 0) != faulter_pid || !WIFEXITED(st) || WEXITSTATUS(st) ||
-	    read(fpipe[0], &fres, sizeof(fres)) != sizeof(fres)) {
-		kt_diag("the faulter died (status %#x)", st);
-		fres.bad = -1;
-	}
-	restore_settings();
 	if (waitpid(sng, &st, 0) == sng && WIFEXITED(st))
 		sng_status = WEXITSTATUS(st);
 	injected = inject ? fault_disarm(FAIL_PAGE_ALLOC) : 0;
@@ -508,12 +305,6 @@ int main(int argc, char **argv)
 		injected, inject ? "" : ": no CONFIG_FAIL_PAGE_ALLOC");
 	kt_ok(res.bad == 0, "no page read back wrong (%ld mismatches in %ld checks, %ld ext4 writebacks started)",
 	      res.bad, res.verified, res.writebacks);
-	kt_diag("faulter: %ld regions, %ld takes used up a size's free blocks; the slow path: %ld direct attempts, %ld blocks handed over",
-		fres.regions, fres.used_up, vmstat("defrag_direct_attempt") - dir_att0,
-		vmstat("defrag_direct_success") - dir_succ0);
-	kt_ok(fres.bad == 0 && fres.regions > 0,
-	      "the faulter's THP and mTHP regions read back intact (%ld bad pages, %ld regions)",
-	      fres.bad, fres.regions);
 	kt_ok(res.moved_pins == 0, "long-term pinned pages never moved (%ld did)", res.moved_pins);
 	succ = vmstat("defrag_success") - succ0;
 	mig = vmstat("defrag_migrated") - mig0;
