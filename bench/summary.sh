@@ -59,6 +59,16 @@ function row(kind, name, f, better,    mo, lo_o, hi_o, md, lo_d, hi_d, r, flag, 
 		name, fmt(lo_o), fmt(mo), fmt(hi_o), fmt(lo_d), fmt(md), fmt(hi_d),
 		r < 0 ? "-" : sprintf("%.3f", r), flag, fl
 }
+# The rows of a fault table: @size names the block a fault asks for, @unit one of them.
+function fault_rows(kind, size, unit) {
+	row(kind, "% of the faults the limit allows, " size, "pct", "high")
+	row(kind, size " fault latency p50, us", "p50", "low")
+	row(kind, size " fault latency p99, us", "p99", "low")
+	row(kind, size " fault latency max, us", "max", "low")
+	row(kind, "seconds per " unit, "spp", "low")
+	row(kind, "migrated per " unit, "mig", "low")
+	row(kind, "scanned per " unit, "scan", "low")
+}
 function table(kind, title, floor) {
 	if (!n[kind " off"] || !n[kind " direct"]) {
 		printf "%s: no pair of runs to compare\n\n", title; bad = 1; return 0
@@ -79,24 +89,11 @@ END {
 		print ""
 	}
 	if (table("thp", "THP faults, 256 x 2 MiB with MADV_HUGEPAGE, one by one", n["thp floor"] > 0)) {
-		row("thp", "% of the faults the limit allows, huge", "pct", "high")
-		row("thp", "huge fault latency p50, us", "p50", "low")
-		row("thp", "huge fault latency p99, us", "p99", "low")
-		row("thp", "huge fault latency max, us", "max", "low")
-		row("thp", "seconds per huge page", "spp", "low")
-		row("thp", "migrated per huge page", "mig", "low")
-		row("thp", "scanned per huge page", "scan", "low")
+		fault_rows("thp", "huge", "huge page")
 		print ""
 	}
 	if (n["mthp off"] + n["mthp direct"] > 0 &&
-	    table("mthp", "mTHP faults, 2048 x 64 KiB (order 4) with MADV_HUGEPAGE, PMD THP off, one by one", n["mthp floor"] > 0)) {
-		row("mthp", "% of the faults the limit allows, 64 KiB", "pct", "high")
-		row("mthp", "64 KiB fault latency p50, us", "p50", "low")
-		row("mthp", "64 KiB fault latency p99, us", "p99", "low")
-		row("mthp", "64 KiB fault latency max, us", "max", "low")
-		row("mthp", "seconds per 64 KiB folio", "spp", "low")
-		row("mthp", "migrated per 64 KiB folio", "mig", "low")
-		row("mthp", "scanned per 64 KiB folio", "scan", "low")
-	}
+	    table("mthp", "mTHP faults, 2048 x 64 KiB (order 4) with MADV_HUGEPAGE, PMD THP off, one by one", n["mthp floor"] > 0))
+		fault_rows("mthp", "64 KiB", "64 KiB folio")
 	exit bad
 }' "$1"
