@@ -78,24 +78,13 @@ enum { MIGRATED, MIGRATE_SCANNED, FREE_SCANNED, STALL, C_SUCCESS, C_FAIL,
        DEFRAG_SCANNED, D_ATTEMPT, D_SUCCESS, D_FAIL, THP_ALLOC, THP_FALLBACK,
        DAEMON_WAKE };
 
-/* Settings changed here, restored at exit. */
-static const char * const settings[] = {
-	DEFRAG "enabled", DEFRAG "direct", THP "enabled", THP "defrag",
-	THP "khugepaged/scan_sleep_millisecs", "/proc/sys/vm/compaction_proactiveness",
-	NR_HUGEPAGES, MTHP_DIR "enabled", PMD_DIR "enabled", DEFRAG "direct_min_order",
+/* mTHP sizes turned off (64 KiB is turned on again for mthp). */
+static const char * const mthp_sizes[] = {
+	MTHP_DIR "enabled",
 	THP "hugepages-16kB/enabled", THP "hugepages-32kB/enabled",
 	THP "hugepages-128kB/enabled", THP "hugepages-256kB/enabled",
 	THP "hugepages-512kB/enabled", THP "hugepages-1024kB/enabled",
 };
-#define NR_SETTINGS (sizeof(settings) / sizeof(settings[0]))
-static char saved[NR_SETTINGS][64];
-
-static void settings_restore(void)
-{
-	for (size_t i = 0; i < NR_SETTINGS; i++)
-		if (*saved[i] && write_str(settings[i], saved[i]))
-			printf("# cannot restore %s to %s\n", settings[i], saved[i]);
-}
 
 /* The physical limit of blocks of @order over every populated zone. */
 static long physical_limit(unsigned int order, long *ranges_out)
@@ -229,14 +218,6 @@ static bool fine_clock(char *clock, size_t len)
 	return false;
 }
 
-static void set(const char *path, const char *val)
-{
-	if (write_str(path, val)) {
-		settings_restore();
-		kt_bail("cannot write %s to %s", val, path);
-	}
-}
-
 int main(int argc, char **argv)
 {
 	const char *what = argc > 1 ? argv[1] : "", *variant = argc > 2 ? argv[2] : "";
@@ -265,35 +246,32 @@ int main(int argc, char **argv)
 	CPU_SET(0, &cpu0);
 	if (sched_setaffinity(0, sizeof(cpu0), &cpu0))
 		kt_bail("sched_setaffinity: %s", strerror(errno));
-	for (size_t i = 0; i < NR_SETTINGS; i++)
-		if (setting_get(settings[i], saved[i], sizeof(saved[i])))
-			kt_bail("cannot read %s: not a kdefrag kernel?", settings[i]);
+	if (access(DEFRAG "direct", W_OK))
+		kt_bail("no %sdirect: not a kdefrag kernel?", DEFRAG);
 	/* Fragmenting as stock would: kdefrag off. */
-	set(DEFRAG "enabled", "0");
-	set(DEFRAG "direct", "0");
-	set(THP "enabled", "madvise");
-	set(THP "defrag", "madvise");
-	set(NR_HUGEPAGES, "0");
+	setting_set(DEFRAG "enabled", "0");
+	setting_set(DEFRAG "direct", "0");
+	setting_set(THP "enabled", "madvise");
+	setting_set(THP "defrag", "madvise");
+	setting_set(NR_HUGEPAGES, "0");
 	/* mthp: 64 KiB folios only, PMD THP off; the other sizes off. */
-	for (size_t i = 0; i < NR_SETTINGS; i++)
-		if (strstr(settings[i], "/hugepages-") && strcmp(settings[i], PMD_DIR "enabled"))
-			set(settings[i], "never");
-	set(PMD_DIR "enabled", mthp ? "never" : "inherit");
-	set(MTHP_DIR "enabled", mthp ? "madvise" : "never");
-	set(DEFRAG "direct_min_order", "4");
+	for (size_t i = 0; i < sizeof(mthp_sizes) / sizeof(mthp_sizes[0]); i++)
+		setting_set(mthp_sizes[i], "never");
+	setting_set(PMD_DIR "enabled", mthp ? "never" : "inherit");
+	setting_set(MTHP_DIR "enabled", mthp ? "madvise" : "never");
+	setting_set(DEFRAG "direct_min_order", "4");
 	if (mthp && mthp_allocs() < 0)
 		kt_bail("no %sstats/anon_fault_alloc", MTHP_DIR);
 	if (!floor && fragment(&f, FRAG_SPARSE, 0, seed)) {
 		frag_release(&f);
-		settings_restore();
 		kt_bail("cannot fragment memory");
 	}
-	set("/proc/sys/vm/compaction_proactiveness", "0");
-	set(THP "khugepaged/scan_sleep_millisecs", "86400000");
+	setting_set("/proc/sys/vm/compaction_proactiveness", "0");
+	setting_set(THP "khugepaged/scan_sleep_millisecs", "86400000");
 	pcp_drain();
 	limit = physical_limit(order, &ranges);
-	set(DEFRAG "enabled", direct ? "1" : "0");
-	set(DEFRAG "direct", direct ? "1" : "0");
+	setting_set(DEFRAG "enabled", direct ? "1" : "0");
+	setting_set(DEFRAG "direct", direct ? "1" : "0");
 	for (size_t i = 0; i < NR_COUNTERS; i++)
 		before[i] = vmstat(counters[i]);
 	allocs0 = huge_allocs(mthp);

@@ -22,6 +22,7 @@ splats=$(grep -caE 'BUG: |WARNING: |Kernel panic|Oops: |possible circular lockin
 	"$KDEFRAG_OUT/runs/stress/console.log" || true)
 echo "stress: $(sed -n 's/.*# \([0-9]* defrag requests.*\)/\1/p' "$res" | tr -d '\r' | head -1)"
 echo "stress: $(sed -n 's/.*# \([0-9]* faults injected.*\)/\1/p' "$res" | tr -d '\r' | head -1)"
+echo "stress: $(sed -n 's/.*# \(faulter: .*\)/\1/p' "$res" | tr -d '\r' | head -1)"
 echo "stress: mismatched pages: $(sed -n 's/.*(\([0-9]*\) mismatches in.*/\1/p' "$res" | head -1); splats in the console: $splats"
 read -r p f s < "$KDEFRAG_OUT/runs/stress/counts"
 echo "$p passed, $f failed, ${s:-0} skipped"

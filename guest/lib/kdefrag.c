@@ -286,6 +286,39 @@ int setting_get(const char *path, char *val, size_t len)
 	return 0;
 }
 
+#define MAX_SETTINGS 32
+static struct {
+	char path[128], val[64];
+} settings[MAX_SETTINGS];
+static int nsettings;
+
+void settings_restore(void)
+{
+	for (int i = nsettings - 1; i >= 0; i--)
+		if (write_str(settings[i].path, settings[i].val))
+			printf("# cannot restore %s to %s\n", settings[i].path, settings[i].val);
+}
+
+void setting_set(const char *path, const char *val)
+{
+	int i;
+
+	for (i = 0; i < nsettings && strcmp(settings[i].path, path); i++)
+		;
+	if (i == nsettings) {
+		if (i == MAX_SETTINGS || strlen(path) >= sizeof(settings[i].path))
+			kt_bail("cannot save %s: too many settings or too long a path", path);
+		if (setting_get(path, settings[i].val, sizeof(settings[i].val)))
+			kt_bail("cannot read %s", path);
+		snprintf(settings[i].path, sizeof(settings[i].path), "%s", path);
+		if (!nsettings)
+			atexit(settings_restore);
+		nsettings++;
+	}
+	if (write_str(path, val))
+		kt_bail("cannot write %s to %s", val, path);
+}
+
 uint64_t virt_to_pfn(const void *addr)
 {
 	uint64_t ent = 0;

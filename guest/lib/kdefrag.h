@@ -63,6 +63,15 @@ int read_str(const char *path, char *buf, size_t len);
  * THP's "always [madvise] never", the bracketed word. 0 or -errno.
  */
 int setting_get(const char *path, char *val, size_t len);
+/*
+ * Settings a program changes, put back whatever happens: setting_set()
+ * saves @path's value the first time it is written (and registers
+ * settings_restore() with atexit()), then writes @val; it bails out if
+ * either fails. settings_restore() writes every saved value back, the
+ * last saved first, and reports those it cannot.
+ */
+void setting_set(const char *path, const char *val);
+void settings_restore(void);
 /* Physical frame of a mapped, present page, from /proc/self/pagemap; 0 if none. */
 uint64_t virt_to_pfn(const void *addr);
 /* /proc/kpageflags bits for @pfn; ~0 on error. */

@@ -8,12 +8,26 @@
  * fork, shm, mremap, madvise, hugepage, page-cache and file-I/O stressors
  * with its own verification.
  *   stress [SECONDS]   (default 60)
+ * Meanwhile the allocator's slow path makes blocks too (direct=1,
+ * direct_min_order=1, every THP and mTHP size madvised): a faulter spreads
+ * the free memory into single pages between pages it keeps, then keeps a
+ * ring of MADV_HUGEPAGE regions of every size, filled and verified before
+ * they go; before each fault it grows the hugetlb pool past the free 2 MB
+ * blocks (those allocations retry compaction, getting through its
+ * deferral) and gives it back, and before a quarter of them it takes
+ * every free block of the fault's size, so that the fault must compact;
+ * stress-ng's kernel allocations of order 1 and more may enter the path
+ * too. It goes on past the run's end (3 minutes at most) until a block
+ * was handed over.
  * Pass: no page ever reads back wrong, pinned pages never move, kdefrag
- * made blocks and migrated pages, and pages of the checker's shared anon
- * and tmpfs regions (whose pfns nothing but migration changes: no swap,
- * no COW) moved while being verified (the checker also evacuates ranges
- * around them itself now and then), stress-ng reports no failure, no
- * pageblock is left MIGRATE_ISOLATE, MemFree comes back.
+ * made blocks and migrated pages, the slow path was entered and handed
+ * blocks over, the faulter's pages read back right, pages of the
+ * checker's shared anon and tmpfs regions (whose pfns nothing but
+ * migration changes: no swap, no COW) moved while being verified (the
+ * checker also evacuates ranges around them itself now and then),
+ * stress-ng reports no failure, no pageblock is left MIGRATE_ISOLATE once
+ * requests in flight (a kernel thread's, with direct=1) ended, MemFree
+ * comes back.
  */
 #include "kdefrag.h"
 
@@ -74,6 +88,9 @@ static bool evacuate_own(const char *p)
 	return write_str("/sys/kernel/mm/defrag/evacuate", req) == 0;
 }
 
+/* Closed by the checker once its memory is set up (the faulter waits). */
+static int ready_fd = -1;
+
 /* Rewrites and verifies random pages until @deadline. */
 static int checker(double deadline, struct checked *res)
 {
@@ -109,6 +126,11 @@ static int checker(double deadline, struct checked *res)
 		for (int i = 0; pfn_stable(k) && i < REGION_PAGES; i++)
 			pfn0[k][i] = virt_to_pfn(r[k] + (size_t)i * PAGE_SIZE);
 
+	/* Set up: the faulter may start taking memory now. */
+	if (ready_fd >= 0) {
+		close(ready_fd);
+		ready_fd = -1;
+	}
 	while (now() < deadline) {
 		int k = rnd() % NREGIONS, i = rnd() % REGION_PAGES;
 		char *pg = r[k] + (size_t)i * PAGE_SIZE;
@@ -175,6 +197,216 @@ static int checker(double deadline, struct checked *res)
 	unlink("/mnt/tmpfs/stress");
 	unlink("/mnt/disk/stress");
 	return 0;
+}
+
+#define THP "/sys/kernel/mm/transparent_hugepage/"
+#define SYS "/sys/kernel/mm/defrag/"
+static const size_t fault_kb[] = { 16, 32, 64, 128, 256, 512, 1024, 2048 };
+#define NSIZES (sizeof(fault_kb) / sizeof(fault_kb[0]))
+
+static void size_path(char *buf, size_t len, size_t kb, const char *file)
+{
+	snprintf(buf, len, THP "hugepages-%zukB/%s", kb, file);
+}
+
+/* Faults of @kb that fell back to smaller pages, so far; -1 if unknown. */
+static long fault_fallbacks(size_t kb)
+{
+	char path[128], v[32];
+
+	size_path(path, sizeof(path), kb, "stats/anon_fault_fallback");
+	return setting_get(path, v, sizeof(v)) ? -1 : atol(v);
+}
+
+/* Every THP and mTHP size's "enabled" set to @val, or only @kb's. */
+static void sizes_enable(const char *val, size_t only_kb)
+{
+	char path[128];
+
+	for (size_t i = 0; i < NSIZES; i++) {
+		size_path(path, sizeof(path), fault_kb[i], "enabled");
+		write_str(path, !only_kb || fault_kb[i] == only_kb ? val : "never");
+	}
+}
+
+/* MemAvailable the spread leaves: stress-ng and the checker need room. */
+#define SPREAD_LEAVE_KB (256L << 10)
+#define SPREAD_MAX (768UL << 20)
+
+/* Memory the faulter holds, filled from @seed page by page. */
+struct held {
+	char *raw, *p;
+	size_t rawlen, npages, step;	/* pages 0, step, 2 * step, ... filled */
+	uint64_t seed;
+};
+
+static long held_check(const struct held *h)
+{
+	long bad = 0;
+
+	for (size_t i = 0; h->raw && i < h->npages; i += h->step)
+		bad += check_pages(h->p + i * PAGE_SIZE, 1, h->seed + i);
+	return bad;
+}
+
+static void held_release(struct held *h, long *bad)
+{
+	if (!h->raw)
+		return;
+	*bad += held_check(h);
+	munmap(h->raw, h->rawlen);
+	h->raw = NULL;
+}
+
+/*
+ * Spread the free memory into single pages: order-0 pages (no THP) are
+ * faulted until MemAvailable nears SPREAD_LEAVE_KB, then every other one
+ * is released.
+ * The pages kept are movable (direct requests coalesce around them, so
+ * they are verified at the end); the free pages between them are mostly
+ * single (neighbours in the mapping mostly, not always, are neighbours
+ * in memory).
+ */
+static void spread(struct held *h, uint64_t seed)
+{
+	size_t chunk = 4UL << 20, len = 0;
+
+	h->raw = h->p = mmap(NULL, SPREAD_MAX, PROT_READ | PROT_WRITE,
+			     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (h->raw == MAP_FAILED) {
+		h->raw = NULL;
+		return;
+	}
+	h->rawlen = SPREAD_MAX;
+	h->seed = seed;
+	h->step = 2;
+	madvise(h->p, SPREAD_MAX, MADV_NOHUGEPAGE);
+	while (len + chunk <= SPREAD_MAX && meminfo_kb("MemAvailable") > SPREAD_LEAVE_KB) {
+		fill_pages(h->p + len, chunk / PAGE_SIZE, seed + len / PAGE_SIZE);
+		len += chunk;
+	}
+	h->npages = len / PAGE_SIZE;
+	for (size_t i = 1; i < h->npages; i += 2)
+		madvise(h->p + i * PAGE_SIZE, PAGE_SIZE, MADV_DONTNEED);
+}
+
+#define TAKE_BATCH_KB 1024
+#define TAKE_MAX_KB (128UL << 10)
+
+/*
+ * Take every free block of @kb with faults that may not compact (@kb's
+ * size alone enabled meanwhile), 1 MB at a time, until a batch has a
+ * fallback or TAKE_MAX_KB are held. These faults do not reclaim (their
+ * order-0 fallbacks may). A PMD fault takes from its own node only. True
+ * if a fault fell back: no free block of @kb was left there.
+ */
+static bool take_free_blocks(size_t kb, struct held *t, uint64_t seed)
+{
+	size_t sz = kb << 10, max = TAKE_MAX_KB / kb, n = 0;
+	size_t batch = kb < TAKE_BATCH_KB ? TAKE_BATCH_KB / kb : 1;
+	bool used_up = false;
+
+	write_str(THP "defrag", "never");
+	sizes_enable("madvise", kb);
+	t->p = map_advised(max * sz, sz, &t->raw);
+	if (!t->p) {
+		t->raw = NULL;
+	} else {
+		t->rawlen = max * sz + sz;
+		t->seed = seed;
+		t->step = 1;
+		while (!used_up && n < max) {
+			long fb = fault_fallbacks(kb);
+
+			for (size_t end = n + batch; n < end && n < max; n++)
+				fill_pages(t->p + n * sz, sz / PAGE_SIZE, seed + n * (sz / PAGE_SIZE));
+			used_up = fault_fallbacks(kb) != fb;
+		}
+		t->npages = n * (sz / PAGE_SIZE);
+	}
+	sizes_enable("madvise", 0);
+	write_str(THP "defrag", "madvise");
+	return used_up;
+}
+
+#define NR_HUGEPAGES "/proc/sys/vm/nr_hugepages"
+#define HPAGE_ORDER 9
+#define POOL_EXTRA 8
+
+/*
+ * Grow the hugetlb pool POOL_EXTRA pages past the free blocks of 2 MB
+ * there are, then give it back. The pages beyond them must be made, and
+ * each of those allocations retries compaction several times
+ * (__GFP_RETRY_MAYFAIL, until a node fails once): deferral skips count
+ * per attempt, so these get through where the concurrent load made
+ * compaction defer, as single faults often do not.
+ */
+static void pool_grow(void)
+{
+	char v[32];
+
+	snprintf(v, sizeof(v), "%ld", buddy_pages(-1, HPAGE_ORDER) / (1L << HPAGE_ORDER) + POOL_EXTRA);
+	write_str(NR_HUGEPAGES, v);
+	write_str(NR_HUGEPAGES, "0");
+}
+
+#define FAULT_RING 16
+#define FAULTER_GRACE 180	/* seconds */
+
+struct faulted {
+	long regions, bad, used_up, takes, pools;	/* used_up: takes that left no block */
+};
+
+/*
+ * Until @deadline: first spread free memory into single pages; then
+ * replace a random slot of a ring of MADV_HUGEPAGE regions (1..2 faults
+ * of a random THP/mTHP size, filled, verified before they go), each time
+ * after growing the hugetlb pool past its free blocks and giving it back,
+ * and a quarter of the time right after taking every free block of that
+ * size, so that those faults must compact (unless the others' frees came
+ * first, or compaction is deferred).
+ */
+static void faulter(double deadline, struct faulted *res)
+{
+	long served0 = vmstat("defrag_direct_success");
+	struct held ring[FAULT_RING] = { 0 }, taken = { 0 }, spread_pages = { 0 };
+	uint64_t seed = 0xfa017;
+
+	spread(&spread_pages, seed);
+	seed += SPREAD_MAX / PAGE_SIZE;
+	/* Past the deadline (bounded) until a block was handed over: slow kernels. */
+	while (now() < deadline ||
+	       (vmstat("defrag_direct_success") == served0 && now() < deadline + FAULTER_GRACE)) {
+		int slot = rnd() % FAULT_RING;
+		size_t kb = fault_kb[rnd() % NSIZES], len = (kb << 10) * (1 + rnd() % 2);
+		struct held *h = &ring[slot];
+
+		held_release(h, &res->bad);
+		pool_grow();
+		res->pools++;
+		if (rnd() % 4 == 0) {
+			held_release(&taken, &res->bad);
+			res->used_up += take_free_blocks(kb, &taken, seed);
+			seed += taken.npages;
+			res->takes++;
+		}
+		h->p = map_advised(len, kb << 10, &h->raw);
+		if (!h->p) {
+			h->raw = NULL;
+			continue;
+		}
+		h->rawlen = len + (kb << 10);
+		h->npages = len / PAGE_SIZE;
+		h->step = 1;
+		h->seed = seed;
+		seed += h->npages;
+		fill_pages(h->p, h->npages, h->seed);
+		res->regions++;
+	}
+	for (int i = 0; i < FAULT_RING; i++)
+		held_release(&ring[i], &res->bad);
+	held_release(&taken, &res->bad);
+	held_release(&spread_pages, &res->bad);
 }
 
 /* stress-ng for @seconds in the background, output in /tmp/stress-ng.log. */
@@ -245,7 +477,12 @@ int main(int argc, char **argv)
 	int seconds = argc > 1 ? atoi(argv[1]) : 60, pipefd[2], st, sng_status = -1;
 	long att0 = vmstat("defrag_attempt"), succ0 = vmstat("defrag_success");
 	long mig0 = vmstat("defrag_migrated"), free0, free1, calls = 0, injected;
-	long succ, mig;
+	long succ, mig, dir_att0 = vmstat("defrag_direct_attempt");
+	long dir_succ0 = vmstat("defrag_direct_success"), dir_att, dir_succ;
+	long oom0 = vmstat("oom_kill");
+	struct faulted fres = { 0 };
+	int fpipe[2], ready[2], waited;
+	pid_t faulter_pid;
 	unsigned long max_pfn = 0;
 	struct zone_info z[16];
 	int nz = read_zoneinfo(z, 16);
@@ -254,7 +491,7 @@ int main(int argc, char **argv)
 	struct checked res = { 0 };
 	pid_t callers[3], sng;
 
-	kt_plan(6);
+	kt_plan(8);
 	/* evacuate's ranges anywhere in the guest's memory, whatever its size. */
 	for (int i = 0; i < nz; i++)
 		if (z[i].present && z[i].start_pfn + z[i].spanned > max_pfn)
@@ -270,14 +507,50 @@ int main(int argc, char **argv)
 	 * everyone else's allocations are left alone.
 	 */
 	inject = fault_arm(FAIL_PAGE_ALLOC, 10, true) == 0;
+	/* The slow path for every order from 1; faults of every THP size. */
+	setting_set(THP "enabled", "madvise");
+	setting_set(THP "defrag", "madvise");
+	for (size_t i = 0; i < NSIZES; i++) {
+		char path[128];
+
+		size_path(path, sizeof(path), fault_kb[i], "enabled");
+		setting_set(path, "madvise");
+	}
+	setting_set(SYS "enabled", "1");
+	setting_set(SYS "direct_min_order", "1");
+	setting_set(SYS "direct", "1");
+	setting_set(NR_HUGEPAGES, "0");
 	sng = start_stress_ng(seconds);
 	if (sng < 0)
 		kt_bail("no stress-ng at %s", STRESS_NG);
+	if (pipe(fpipe) || pipe(ready))
+		kt_bail("pipe");
+	faulter_pid = fork();
+	if (faulter_pid < 0)
+		kt_bail("fork: %s", strerror(errno));
+	if (faulter_pid == 0) {
+		char c;
+
+		close(fpipe[0]);
+		close(ready[1]);
+		/* EOF once the checker's memory is set up, or it failed. */
+		if (read(ready[0], &c, 1) < 0)
+			_exit(1);
+		rng = 0xfa017;
+		faulter(deadline, &fres);
+		if (write(fpipe[1], &fres, sizeof(fres)) != sizeof(fres))
+			_exit(1);
+		_exit(0);
+	}
+	close(fpipe[1]);
+	close(ready[0]);
+	ready_fd = ready[1];
 	for (int c = 0; c < 3; c++) {
 		callers[c] = fork();
 		if (callers[c] == 0) {
 			long n;
 
+			close(ready_fd);
 			rng = 0x57e55 + c;
 			n = caller(deadline, max_pfn, inject && c == 0);
 			if (write(pipefd[1], &n, sizeof(n)) != sizeof(n))
@@ -285,9 +558,14 @@ int main(int argc, char **argv)
 			_exit(0);
 		}
 	}
+	close(pipefd[1]);
 	rng = 0xc4ec;
-	if (checker(deadline, &res))
+	if (checker(deadline, &res)) {
+		close(ready_fd);
+		kill(faulter_pid, SIGKILL);
+		waitpid(faulter_pid, &st, 0);
 		kt_bail("checker could not set up its memory: %s", strerror(errno));
+	}
 	for (int c = 0; c < 3; c++) {
 		long n = 0;
 
@@ -295,6 +573,12 @@ int main(int argc, char **argv)
 		if (read(pipefd[0], &n, sizeof(n)) == sizeof(n))
 			calls += n;
 	}
+	if (waitpid(faulter_pid, &st, 0) != faulter_pid || !WIFEXITED(st) || WEXITSTATUS(st) ||
+	    read(fpipe[0], &fres, sizeof(fres)) != sizeof(fres)) {
+		kt_diag("the faulter died (status %#x)", st);
+		fres.bad = -1;
+	}
+	settings_restore();
 	if (waitpid(sng, &st, 0) == sng && WIFEXITED(st))
 		sng_status = WEXITSTATUS(st);
 	injected = inject ? fault_disarm(FAIL_PAGE_ALLOC) : 0;
@@ -305,17 +589,37 @@ int main(int argc, char **argv)
 		injected, inject ? "" : ": no CONFIG_FAIL_PAGE_ALLOC");
 	kt_ok(res.bad == 0, "no page read back wrong (%ld mismatches in %ld checks, %ld ext4 writebacks started)",
 	      res.bad, res.verified, res.writebacks);
+	dir_att = vmstat("defrag_direct_attempt") - dir_att0;
+	dir_succ = vmstat("defrag_direct_success") - dir_succ0;
+	kt_diag("faulter: %ld regions, %ld hugetlb pool growths, %ld of %ld takes used up a size's free blocks; %ld OOM kills in the run",
+		fres.regions, fres.pools, fres.used_up, fres.takes, vmstat("oom_kill") - oom0);
+	kt_ok(fres.bad == 0 && fres.regions > 0,
+	      "the faulter's THP and mTHP regions and its spread pages read back intact (%ld bad pages, %ld regions)",
+	      fres.bad, fres.regions);
+	kt_ok(dir_succ > 0, "the slow path handed blocks over meanwhile: %ld of %ld direct attempts",
+	      dir_succ, dir_att);
 	kt_ok(res.moved_pins == 0, "long-term pinned pages never moved (%ld did)", res.moved_pins);
 	succ = vmstat("defrag_success") - succ0;
 	mig = vmstat("defrag_migrated") - mig0;
-	/* The random callers' requests too, not only the checker's own. */
-	kt_ok(succ > res.own_evacuated && mig > 0 && res.moved > 0,
+	/*
+	 * The random callers' requests too, not only the checker's own, nor
+	 * direct requests (each tries two ranges at most).
+	 */
+	kt_ok(succ > res.own_evacuated + 2 * dir_att && mig > 0 && res.moved > 0,
 	      "pages moved under the checker: %ld ranges emptied (%ld by the checker itself), %ld pages migrated; %ld shared-anon and tmpfs pages changed pfn",
 	      succ, res.own_evacuated, mig, res.moved);
 	if (sng_status)
 		system("tail -n 20 /tmp/stress-ng.log | sed 's/^/# /'");
 	kt_ok(sng_status == 0, "stress-ng with --verify passed (exit status %d)", sng_status);
-	kt_ok(isolated_pageblocks() == 0, "no pageblock left isolated (%ld)", isolated_pageblocks());
+	/*
+	 * A request still in flight (a kernel thread's: khugepaged's, a
+	 * kworker's, made while direct was 1) ends within milliseconds; a
+	 * leak stays.
+	 */
+	for (waited = 0; waited < 50 && isolated_pageblocks(); waited++)
+		usleep(100000);
+	kt_ok(isolated_pageblocks() == 0, "no pageblock left isolated (%ld, after %d ms waiting for requests in flight)",
+	      isolated_pageblocks(), waited * 100);
 	free1 = settled_free_kb();
 	kt_ok(free1 >= free0 - free_slack_kb(), "MemFree came back: %ld kB before, %ld kB after", free0, free1);
 	return kt_done();
