@@ -71,11 +71,11 @@ static const char * const counters[] = {
 	"pgmigrate_success", "compact_migrate_scanned", "compact_free_scanned",
 	"compact_stall", "compact_success", "compact_fail", "defrag_scanned",
 	"defrag_direct_attempt", "defrag_direct_success", "defrag_direct_fail",
-	"defrag_direct_extra", "thp_fault_alloc", "thp_fault_fallback", "compact_daemon_wake",
+	"thp_fault_alloc", "thp_fault_fallback", "compact_daemon_wake",
 };
 #define NR_COUNTERS (sizeof(counters) / sizeof(counters[0]))
 enum { MIGRATED, MIGRATE_SCANNED, FREE_SCANNED, STALL, C_SUCCESS, C_FAIL,
-       DEFRAG_SCANNED, D_ATTEMPT, D_SUCCESS, D_FAIL, D_EXTRA, THP_ALLOC, THP_FALLBACK,
+       DEFRAG_SCANNED, D_ATTEMPT, D_SUCCESS, D_FAIL, THP_ALLOC, THP_FALLBACK,
        DAEMON_WAKE };
 
 /* mTHP sizes turned off (64 KiB is turned on again for mthp). */
@@ -308,9 +308,8 @@ int main(int argc, char **argv)
 		       (double)d[MIGRATED] / got,
 		       (double)(d[MIGRATE_SCANNED] + d[FREE_SCANNED] + d[DEFRAG_SCANNED]) / got,
 		       t / got, d[MIGRATED], d[MIGRATE_SCANNED], d[FREE_SCANNED], d[DEFRAG_SCANNED]);
-		printf("compact_stall %ld success %ld fail %ld; defrag_direct attempt %ld success %ld fail %ld extra %ld; %s %ld fallback %ld; kcompactd wakeups %ld; clocksource %s\n",
+		printf("compact_stall %ld success %ld fail %ld; defrag_direct attempt %ld success %ld fail %ld; %s %ld fallback %ld; kcompactd wakeups %ld; clocksource %s\n",
 		       d[STALL], d[C_SUCCESS], d[C_FAIL], d[D_ATTEMPT], d[D_SUCCESS], d[D_FAIL],
-		       d[D_EXTRA],
 		       mthp ? "64 KiB fault alloc" : "thp_fault_alloc",
 		       mthp ? mthp_allocs() - allocs0 : d[THP_ALLOC],
 		       mthp ? mthp_fallbacks - fallbacks0 : d[THP_FALLBACK], d[DAEMON_WAKE], clock);

@@ -57,7 +57,7 @@
 #define MTHP_FAULTS 64		/* 64 KiB faults per batch */
 
 struct counts {
-	long attempt, success, fail, scanned, extra;
+	long attempt, success, fail, scanned;
 	long work;	/* every range kdefrag tried, scored or migrated */
 };
 
@@ -67,7 +67,6 @@ static struct counts counts_now(void)
 		.attempt = vmstat("defrag_direct_attempt"),
 		.success = vmstat("defrag_direct_success"),
 		.fail = vmstat("defrag_direct_fail"),
-		.extra = vmstat("defrag_direct_extra"),
 		.scanned = vmstat("compact_migrate_scanned"),
 		.work = vmstat("defrag_attempt") + vmstat("defrag_scanned") +
 			vmstat("defrag_migrated"),
@@ -167,7 +166,7 @@ static int phase(bool (*enough)(const struct counts *), struct counts *d)
 		*d = (struct counts){
 			.attempt = b.attempt - a.attempt, .success = b.success - a.success,
 			.fail = b.fail - a.fail, .scanned = b.scanned - a.scanned,
-			.extra = b.extra - a.extra, .work = b.work - a.work,
+			.work = b.work - a.work,
 		};
 	} while (!enough(d) && faults < BATCHES * FAULTS);
 	kt_diag("took %ld free huge pages; %d THP faults: direct attempts %ld, success %ld, fail %ld; compaction scanned %ld",
@@ -320,7 +319,7 @@ int main(void)
 	size_t bad = 0;
 	int faults;
 
-	kt_plan(17);
+	kt_plan(16);
 	/* At boot, with blocks at hand, the suite saw no request enter. */
 	kunit_results("defrag-direct", 2, false, "at boot");
 	/* Madvised mappings only, with direct reclaim and compaction; nothing else compacting. */
@@ -386,10 +385,6 @@ int main(void)
 		      b.attempt - a.attempt);
 		kt_ok(b.success > a.success, "direct=1, 64 KiB mTHP: %ld blocks of order 4 handed to the faulting task",
 		      b.success - a.success);
-		/* Two more at most per block handed over, for the next faults. */
-		kt_ok(b.extra - a.extra <= 2 * (b.success - a.success),
-		      "direct=1, 64 KiB mTHP: %ld blocks made beyond those handed over (at most 2 each)",
-		      b.extra - a.extra);
 	}
 
 	/* What the slow path lets in, on this memory: the kernel's own cases. */

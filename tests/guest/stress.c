@@ -603,10 +603,9 @@ int main(int argc, char **argv)
 	mig = vmstat("defrag_migrated") - mig0;
 	/*
 	 * The random callers' requests too, not only the checker's own, nor
-	 * direct requests (each tries four ranges at most: two for the
-	 * waiting allocation, two more for the next ones).
+	 * direct requests (each tries two ranges at most).
 	 */
-	kt_ok(succ > res.own_evacuated + 4 * dir_att && mig > 0 && res.moved > 0,
+	kt_ok(succ > res.own_evacuated + 2 * dir_att && mig > 0 && res.moved > 0,
 	      "pages moved under the checker: %ld ranges emptied (%ld by the checker itself), %ld pages migrated; %ld shared-anon and tmpfs pages changed pfn",
 	      succ, res.own_evacuated, mig, res.moved);
 	if (sng_status)
