@@ -19,34 +19,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define REASONS "/sys/kernel/debug/defrag/reasons"
-
-/* Prints the ranges given up by reason, @before to now. */
-static void print_reasons(const char *before)
-{
-	char now[2048], line[256] = "", *p, *q;
-
-	if (read_str(REASONS, now, sizeof(now)) < 0)
-		return;
-	for (p = now; *p; p = q + 1) {
-		char name[32], *b;
-		long n, n0 = 0;
-
-		q = strchrnul(p, '\n');
-		if (sscanf(p, "%31s %ld", name, &n) != 2)
-			break;
-		b = strstr(before, name);
-		if (b)
-			sscanf(b + strlen(name), "%ld", &n0);
-		if (n > n0)
-			snprintf(line + strlen(line), sizeof(line) - strlen(line), " %s %ld",
-				 name, n - n0);
-		if (!*q)
-			break;
-	}
-	printf("ranges given up:%s\n", *line ? line : " none");
-}
-
 int main(int argc, char **argv)
 {
 	int order = argc > 1 ? atoi(argv[1]) : 9;
@@ -83,7 +55,7 @@ int main(int argc, char **argv)
 	if (traced != m.migrated)
 		measured = false;
 	printf("order %d, asked %ld per zone: %s\n", order, count, m.result);
-	print_reasons(m.reasons_before);
+	reasons_print(m.reasons_before);
 	for (int k = 0; k < m.nz; k++) {
 		long free_ranges, opt = kpf_cheapest(&m.z[k], order, made_in[k], &free_ranges);
 

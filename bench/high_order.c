@@ -71,11 +71,11 @@ static const char * const counters[] = {
 	"pgmigrate_success", "compact_migrate_scanned", "compact_free_scanned",
 	"compact_stall", "compact_success", "compact_fail", "defrag_scanned",
 	"defrag_direct_attempt", "defrag_direct_success", "defrag_direct_fail",
-	"thp_fault_alloc", "thp_fault_fallback", "compact_daemon_wake",
+	"defrag_attempt", "defrag_success", "defrag_direct_extra", "thp_fault_alloc", "thp_fault_fallback", "compact_daemon_wake",
 };
 #define NR_COUNTERS (sizeof(counters) / sizeof(counters[0]))
 enum { MIGRATED, MIGRATE_SCANNED, FREE_SCANNED, STALL, C_SUCCESS, C_FAIL,
-       DEFRAG_SCANNED, D_ATTEMPT, D_SUCCESS, D_FAIL, THP_ALLOC, THP_FALLBACK,
+       DEFRAG_SCANNED, D_ATTEMPT, D_SUCCESS, D_FAIL, R_ATTEMPT, R_SUCCESS, D_EXTRA, THP_ALLOC, THP_FALLBACK,
        DAEMON_WAKE };
 
 /* mTHP sizes turned off (64 KiB is turned on again for mthp). */
@@ -230,6 +230,8 @@ int main(int argc, char **argv)
 	uint64_t seed = argc == 4 ? strtoull(argv[3], &end, 0) : 0;
 	long before[NR_COUNTERS], d[NR_COUNTERS], limit = -1, ranges = 0, got;
 	static double lat[MFAULTS > FAULTS ? MFAULTS : FAULTS];
+	static char reasons[2048];
+	long free_blocks, free_kb;
 	struct frag f = { .fd = -1 };
 	size_t bad = 0, used = 0;
 	cpu_set_t cpu0;
@@ -270,8 +272,11 @@ int main(int argc, char **argv)
 	setting_set(THP "khugepaged/scan_sleep_millisecs", "86400000");
 	pcp_drain();
 	limit = physical_limit(order, &ranges);
+	free_blocks = buddy_pages(-1, order) >> order;
+	free_kb = meminfo_kb("MemFree");
 	setting_set(DEFRAG "enabled", direct ? "1" : "0");
 	setting_set(DEFRAG "direct", direct ? "1" : "0");
+	read_str(DEFRAG_REASONS, reasons, sizeof(reasons));
 	for (size_t i = 0; i < NR_COUNTERS; i++)
 		before[i] = vmstat(counters[i]);
 	allocs0 = huge_allocs(mthp);
@@ -308,11 +313,16 @@ int main(int argc, char **argv)
 		       (double)d[MIGRATED] / got,
 		       (double)(d[MIGRATE_SCANNED] + d[FREE_SCANNED] + d[DEFRAG_SCANNED]) / got,
 		       t / got, d[MIGRATED], d[MIGRATE_SCANNED], d[FREE_SCANNED], d[DEFRAG_SCANNED]);
-		printf("compact_stall %ld success %ld fail %ld; defrag_direct attempt %ld success %ld fail %ld; %s %ld fallback %ld; kcompactd wakeups %ld; clocksource %s\n",
+		printf("compact_stall %ld success %ld fail %ld; defrag_direct attempt %ld success %ld fail %ld, ranges tried %ld made %ld extra %ld; %s %ld fallback %ld; kcompactd wakeups %ld; clocksource %s\n",
 		       d[STALL], d[C_SUCCESS], d[C_FAIL], d[D_ATTEMPT], d[D_SUCCESS], d[D_FAIL],
+		       d[R_ATTEMPT], d[R_SUCCESS], d[D_EXTRA],
 		       mthp ? "64 KiB fault alloc" : "thp_fault_alloc",
 		       mthp ? mthp_allocs() - allocs0 : d[THP_ALLOC],
 		       mthp ? mthp_fallbacks - fallbacks0 : d[THP_FALLBACK], d[DAEMON_WAKE], clock);
+		reasons_print(reasons);
+		/* A workload that left many blocks free measures little: say so. */
+		printf("before the allocations: MemFree %ld kB, room for %ld blocks of order %u in free blocks of that order and above\n",
+		       free_kb, free_blocks, order);
 	}
 	kt_ok(got >= 0 && limit >= 0 && !bad &&
 	      (pool || got == huge_allocs(mthp) - allocs0),

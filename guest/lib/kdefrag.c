@@ -270,6 +270,31 @@ int read_str(const char *path, char *buf, size_t len)
 	return n < 0 ? -errno : (int)got;
 }
 
+void reasons_print(const char *before)
+{
+	char now[2048], line[256] = "", *p, *q;
+
+	if (read_str(DEFRAG_REASONS, now, sizeof(now)) < 0)
+		return;
+	for (p = now; *p; p = q + 1) {
+		char name[32], *b;
+		long n, n0 = 0;
+
+		q = strchrnul(p, '\n');
+		if (sscanf(p, "%31s %ld", name, &n) != 2)
+			break;
+		b = strstr(before, name);
+		if (b)
+			sscanf(b + strlen(name), "%ld", &n0);
+		if (n > n0)
+			snprintf(line + strlen(line), sizeof(line) - strlen(line), " %s %ld",
+				 name, n - n0);
+		if (!*q)
+			break;
+	}
+	printf("ranges given up:%s\n", *line ? line : " none");
+}
+
 int setting_get(const char *path, char *val, size_t len)
 {
 	char buf[256], *l, *r;
@@ -524,7 +549,7 @@ int coalesce_measured(struct measured_coalesce *m, int order, long count, uint64
 	m->nz = kpf_snapshot(m->z, 16);
 	if (m->nz < 1)
 		goto fail_trace;
-	read_str("/sys/kernel/debug/defrag/reasons", m->reasons_before, sizeof(m->reasons_before));
+	read_str(DEFRAG_REASONS, m->reasons_before, sizeof(m->reasons_before));
 	mig0 = vmstat("defrag_migrated");
 	scan0 = vmstat("defrag_scanned");
 	snprintf(req, sizeof(req), "%d %ld", order, count);

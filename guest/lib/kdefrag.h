@@ -58,6 +58,10 @@ int read_zoneinfo(struct zone_info *z, int max);
 unsigned long zone_boundary_pfn(void);
 /* Reads @path into @buf (NUL-terminated); bytes read or -errno. */
 int read_str(const char *path, char *buf, size_t len);
+/* kdefrag's debugfs count of ranges given up, by reason. */
+#define DEFRAG_REASONS "/sys/kernel/debug/defrag/reasons"
+/* Prints "ranges given up:" and each reason's count since @before (a read of DEFRAG_REASONS). */
+void reasons_print(const char *before);
 /*
  * The value a setting file holds, without its newline; of a choice such as
  * THP's "always [madvise] never", the bracketed word. 0 or -errno.
