@@ -38,7 +38,13 @@
  *
  * Work: pages migrated (pgmigrate_success) and scanned (compaction's
  * migrate and free scanners plus kdefrag's scoring), in total and per
- * huge page (per 64 KiB folio for mthp).
+ * huge page (per 64 KiB folio for mthp); pages migrated also against the
+ * least possible, an estimate from /proc/kpageflags before the
+ * allocations: what the cheapest ranges held in use, over as many ranges
+ * as the run got blocks beyond those free then. Direct compaction stalls,
+ * kdefrag's ranges tried, made and made beyond the one handed over, the
+ * ranges given up by reason, and the free memory before the allocations
+ * (a run whose workload left blocks for every fault measures nothing).
  *
  *   high_order pool|thp|mthp off|direct|floor SEED
  *
@@ -86,7 +92,36 @@ static const char * const mthp_sizes[] = {
 	THP "hugepages-512kB/enabled", THP "hugepages-1024kB/enabled",
 };
 
-/* The physical limit of blocks of @order over every populated zone. */
+/*
+ * The costs of the ranges of the size asked for that could be emptied at
+ * the start, cheapest first (guest/lib kpf_range_costs()), and those free
+ * then. Roughly the least any mechanism migrates to make k blocks is the
+ * sum of the first k - free: an estimate, not a bound (the blocks made
+ * and the pages moved fill other ranges meanwhile, reclaim frees some).
+ */
+static struct {
+	long *cost, n, free;
+} ranges_at_start;
+
+/* Pages the cheapest ranges at the start migrate for @k blocks, or -1. */
+static long least_migrated(long k)
+{
+	long sum = 0;
+
+	if (!ranges_at_start.cost)
+		return -1;
+	k -= ranges_at_start.free;
+	if (k > ranges_at_start.n)
+		return -1;
+	for (long i = 0; i < k; i++)
+		sum += ranges_at_start.cost[i];
+	return sum;
+}
+
+/*
+ * The physical limit of blocks of @order over every populated zone; fills
+ * ranges_at_start.
+ */
 static long physical_limit(unsigned int order, long *ranges_out)
 {
 	struct zone_info zi[16];
@@ -99,6 +134,8 @@ static long physical_limit(unsigned int order, long *ranges_out)
 			kpf_release(z, nz);
 		return -1;
 	}
+	ranges_at_start.cost = kpf_range_costs(z, nz, order, &ranges_at_start.n,
+					       &ranges_at_start.free);
 	for (int k = 0; k < nz; k++) {
 		unsigned long step = 1UL << order, pfn;
 		long ranges = 0, room = 0;
@@ -272,8 +309,9 @@ int main(int argc, char **argv)
 	setting_set(THP "khugepaged/scan_sleep_millisecs", "86400000");
 	pcp_drain();
 	limit = physical_limit(order, &ranges);
-	free_blocks = buddy_pages(-1, order) >> order;
-	free_kb = meminfo_kb("MemFree");
+	free_blocks = buddy_pages(-1, order);
+	free_blocks = free_blocks < 0 ? -1 : free_blocks >> order;
+	free_kb = mem_free_kb();
 	setting_set(DEFRAG "enabled", direct ? "1" : "0");
 	setting_set(DEFRAG "direct", direct ? "1" : "0");
 	read_str(DEFRAG_REASONS, reasons, sizeof(reasons));
@@ -319,6 +357,21 @@ int main(int argc, char **argv)
 		       mthp ? "64 KiB fault alloc" : "thp_fault_alloc",
 		       mthp ? mthp_allocs() - allocs0 : d[THP_ALLOC],
 		       mthp ? mthp_fallbacks - fallbacks0 : d[THP_FALLBACK], d[DAEMON_WAKE], clock);
+		if (!floor) {
+			long least = least_migrated(got);
+
+			/* What stock and kdefrag migrated, against what they had to. */
+			if (least > 0)
+				printf("least possible: the cheapest ranges at the start migrate %.2f per huge page for %ld (%ld ranges free then); migrated %.2fx that\n",
+				       (double)least / got, got, ranges_at_start.free,
+				       (double)d[MIGRATED] / least);
+			else if (!least)
+				printf("least possible: 0 pages to migrate for %ld huge pages (%ld ranges free at the start)\n",
+				       got, ranges_at_start.free);
+			else
+				printf("least possible: unknown (fewer ranges could be emptied at the start than the %ld huge pages)\n",
+				       got);
+		}
 		reasons_print(reasons);
 		/* A workload that left many blocks free measures little: say so. */
 		printf("before the allocations: MemFree %ld kB, room for %ld blocks of order %u in free blocks of that order and above\n",

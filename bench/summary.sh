@@ -10,7 +10,7 @@
 [ $# -eq 1 ] && [ -r "$1" ] || { echo "usage: summary.sh BENCH_OUTPUT (make bench writes it)" >&2; exit 2; }
 awk '
 function num(s) { gsub(/[(%;,]/, "", s); return s + 0 }
-function fmt(x) { return x >= 100 || x <= -100 ? sprintf("%.0f", x) : sprintf("%.4g", x) }
+function fmt(x) { return x == "-" ? x : x >= 100 || x <= -100 ? sprintf("%.0f", x) : sprintf("%.4g", x) }
 /^== / { pend = "" }
 # pool VARIANT seed S: nr_hugepages G of a physical limit of L (P%; ...) in T s
 /^(pool (off|direct)|m?thp (off|direct|floor)) seed / {
@@ -23,26 +23,35 @@ function fmt(x) { return x >= 100 || x <= -100 ? sprintf("%.0f", x) : sprintf("%
 /^per huge page: migrated/ && pend != "" {
 	p["mig"] = num($5); p["scan"] = num($7); p["spp"] = num($9)
 }
+# least possible: the cheapest ranges ... migrated Rx that
+/^least possible: the cheapest/ && pend != "" { p["least"] = num($(NF - 1)) }
+# compact_stall N success ...
+/^compact_stall / && pend != "" { p["stall"] = num($2) }
 /^ok 1 / && pend != "" {
 	k = ++n[pend]; s[pend, k] = seed
 	for (f in p) v[pend, f, k] = p[f]
 	pend = ""
 }
-# median of v[key, f, 1..n[key]]; lo and hi get min and max
+# median of the v[key, f, 1..n[key]] a run printed ("-" if none did);
+# lo and hi get min and max
 function med(key, f,    i, j, x, m, c) {
-	c = n[key]
-	for (i = 1; i <= c; i++) x[i] = v[key, f, i] + 0
+	c = 0
+	for (i = 1; i <= n[key]; i++) if ((key, f, i) in v) x[++c] = v[key, f, i] + 0
+	if (!c) { lo = hi = "-"; return "-" }
 	for (i = 1; i <= c; i++) for (j = i + 1; j <= c; j++)
 		if (x[j] < x[i]) { m = x[i]; x[i] = x[j]; x[j] = m }
 	lo = x[1]; hi = x[c]
 	return c % 2 ? x[(c + 1) / 2] : (x[c / 2] + x[c / 2 + 1]) / 2
 }
+# did run @i of @key print field @f?
+function has(key, f, i) { return (key, f, i) in v }
 # median ratio direct/off over the seeds both sides ran
 function ratio(kind, f,    i, j, c, r, x, m) {
 	c = 0
 	for (i = 1; i <= n[kind " direct"]; i++)
 		for (j = 1; j <= n[kind " off"]; j++)
-			if (s[kind " direct", i] == s[kind " off", j] && v[kind " off", f, j] > 0)
+			if (s[kind " direct", i] == s[kind " off", j] && has(kind " direct", f, i) &&
+			    has(kind " off", f, j) && v[kind " off", f, j] > 0)
 				r[++c] = v[kind " direct", f, i] / v[kind " off", f, j]
 	if (!c) return -1
 	for (i = 1; i <= c; i++) for (j = i + 1; j <= c; j++)
@@ -53,7 +62,9 @@ function row(kind, name, f, better,    mo, lo_o, hi_o, md, lo_d, hi_d, r, flag, 
 	mo = med(kind " off", f); lo_o = lo; hi_o = hi
 	md = med(kind " direct", f); lo_d = lo; hi_d = hi
 	r = ratio(kind, f)
-	flag = (better == "high" ? hi_d < lo_o : lo_d > hi_o) ? " (kdefrag worse)" : ""
+	flag = ""
+	if (mo != "-" && md != "-" && (better == "high" ? hi_d < lo_o : lo_d > hi_o))
+		flag = " (kdefrag worse)"
 	fl = n[kind " floor"] ? sprintf(" %s |", fmt(med(kind " floor", f))) : ""
 	printf "| %s | %s / %s / %s | %s / %s / %s | %s%s |%s\n",
 		name, fmt(lo_o), fmt(mo), fmt(hi_o), fmt(lo_d), fmt(md), fmt(hi_d),
@@ -67,6 +78,8 @@ function fault_rows(kind, size, unit) {
 	row(kind, size " fault latency max, us", "max", "low")
 	row(kind, "seconds per " unit, "spp", "low")
 	row(kind, "migrated per " unit, "mig", "low")
+	row(kind, "migrated / least possible", "least", "low")
+	row(kind, "direct compaction stalls", "stall", "low")
 	row(kind, "scanned per " unit, "scan", "low")
 }
 function table(kind, title, floor) {
@@ -85,6 +98,7 @@ END {
 		row("pool", "% of the physical limit", "pct", "high")
 		row("pool", "seconds per huge page", "spp", "low")
 		row("pool", "migrated per huge page", "mig", "low")
+		row("pool", "migrated / least possible", "least", "low")
 		row("pool", "scanned per huge page", "scan", "low")
 		print ""
 	}

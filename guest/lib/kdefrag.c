@@ -473,23 +473,37 @@ static int cmp_long(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-long kpf_cheapest(const struct kpf_zone *z, int order, long k, long *free_ranges)
+long *kpf_range_costs(const struct kpf_zone *z, int nz, int order, long *n, long *free_ranges)
 {
 	unsigned long span = 1UL << order;
-	long n = 0, sum = 0, *costs = malloc(((z->end - z->start) / span + 1) * sizeof(long));
+	long max = 1, *costs;
 
-	*free_ranges = 0;
+	for (int k = 0; k < nz; k++)
+		max += (z[k].end - z[k].start) / span + 1;
+	costs = malloc(max * sizeof(long));
+	*n = *free_ranges = 0;
+	if (!costs)
+		return NULL;
+	for (int k = 0; k < nz; k++)
+		for (unsigned long pfn = (z[k].start + span - 1) & ~(span - 1);
+		     pfn + span <= z[k].end; pfn += span) {
+			long c = kpf_cost(&z[k], pfn, pfn + span);
+
+			if (c == 0)
+				(*free_ranges)++;
+			else if (c > 0)
+				costs[(*n)++] = c;
+		}
+	qsort(costs, *n, sizeof(long), cmp_long);
+	return costs;
+}
+
+long kpf_cheapest(const struct kpf_zone *z, int order, long k, long *free_ranges)
+{
+	long n, sum = 0, *costs = kpf_range_costs(z, 1, order, &n, free_ranges);
+
 	if (!costs)
 		return -1;
-	for (unsigned long pfn = (z->start + span - 1) & ~(span - 1); pfn + span <= z->end; pfn += span) {
-		long c = kpf_cost(z, pfn, pfn + span);
-
-		if (c == 0)
-			(*free_ranges)++;
-		else if (c > 0)
-			costs[n++] = c;
-	}
-	qsort(costs, n, sizeof(long), cmp_long);
 	if (k > n)
 		k = -1;
 	for (long i = 0; k > 0 && i < k; i++)

@@ -136,6 +136,13 @@ long kpf_used(const struct kpf_zone *z, unsigned long start, unsigned long end);
  * (-1 if fewer can be emptied). *@free_ranges gets those already free.
  */
 long kpf_cheapest(const struct kpf_zone *z, int order, long k, long *free_ranges);
+/*
+ * The costs (kpf_cost()) of the aligned order-@order ranges of the @nz
+ * zones @z that are not free but could be emptied, cheapest first, in a
+ * malloc()ed array of *@n (NULL if out of memory); *@free_ranges gets
+ * the ranges already free.
+ */
+long *kpf_range_costs(const struct kpf_zone *z, int nz, int order, long *n, long *free_ranges);
 
 /* A range that a request evacuated (made) or gave up, from the defrag trace. */
 struct traced_range {
