@@ -191,6 +191,8 @@ int main(int argc, char **argv)
 	double cm, cs, dm, ds;
 
 	kt_plan(0);	/* a report, not a test: no cases, but a plan the verdict can check */
+	/* Stock direct compaction on one side, an explicit coalesce on the other. */
+	direct_requests_off();
 	if (kind != FRAG_ANON_PAGES && kind != FRAG_ANON_RUNS)
 		kt_bail("workload must be anon-pages or anon-runs");
 	printf("workload: %s\n", frag_kind_name(kind));

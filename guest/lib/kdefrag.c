@@ -316,9 +316,13 @@ static struct {
 	char path[128], val[64];
 } settings[MAX_SETTINGS];
 static int nsettings;
+static pid_t settings_owner;	/* the process that saved them */
 
 void settings_restore(void)
 {
+	/* A forked child's exit() is not the program's end. */
+	if (getpid() != settings_owner)
+		return;
 	for (int i = nsettings - 1; i >= 0; i--)
 		if (write_str(settings[i].path, settings[i].val))
 			printf("# cannot restore %s to %s\n", settings[i].path, settings[i].val);
@@ -336,12 +340,19 @@ void setting_set(const char *path, const char *val)
 		if (setting_get(path, settings[i].val, sizeof(settings[i].val)))
 			kt_bail("cannot read %s", path);
 		snprintf(settings[i].path, sizeof(settings[i].path), "%s", path);
-		if (!nsettings)
+		if (!nsettings) {
+			settings_owner = getpid();
 			atexit(settings_restore);
+		}
 		nsettings++;
 	}
 	if (write_str(path, val))
 		kt_bail("cannot write %s to %s", val, path);
+}
+
+void direct_requests_off(void)
+{
+	setting_set("/sys/kernel/mm/defrag/direct", "0");
 }
 
 uint64_t virt_to_pfn(const void *addr)
@@ -554,6 +565,8 @@ int coalesce_measured(struct measured_coalesce *m, int order, long count, uint64
 	m->r = malloc(MEASURED_MAX_RANGES * sizeof(*m->r));
 	if (total_kb <= 0 || !m->r)
 		goto fail;
+	/* The request's own ranges only, in the trace and the counters. */
+	direct_requests_off();
 	if (fragment(&m->f, FRAG_SPARSE, total_kb * 3 / 100, seed))
 		goto fail;
 	if (write_str("/sys/kernel/tracing/buffer_size_kb", "8192") || range_events("1"))

@@ -72,10 +72,19 @@ int setting_get(const char *path, char *val, size_t len);
  * saves @path's value the first time it is written (and registers
  * settings_restore() with atexit()), then writes @val; it bails out if
  * either fails. settings_restore() writes every saved value back, the
- * last saved first, and reports those it cannot.
+ * last saved first, and reports those it cannot; in the process that
+ * saved them only (a forked child that exits leaves them alone).
  */
 void setting_set(const char *path, const char *val);
 void settings_restore(void);
+/*
+ * Turns the allocator's direct requests off (/sys/kernel/mm/defrag/direct,
+ * with setting_set(): put back on exit), whatever the default or an
+ * earlier program left. They count in the same defrag_* events, reasons
+ * and tracepoints as explicit ones and isolate pageblocks too: a test
+ * that measures its own requests keeps them out.
+ */
+void direct_requests_off(void);
 /* Physical frame of a mapped, present page, from /proc/self/pagemap; 0 if none. */
 uint64_t virt_to_pfn(const void *addr);
 /* /proc/kpageflags bits for @pfn; ~0 on error. */

@@ -312,6 +312,7 @@ int main(int argc, char **argv)
 	if (kind < 0)
 		kt_bail("unknown workload %s", argv[1]);
 	kt_plan(n * 5 + 2 + (kind == FRAG_MIX));
+	direct_requests_off();
 	if (write_str(TRACING "/events/defrag/enable", "1"))
 		kt_bail("cannot enable defrag tracepoints");
 	write_str(TRACING "/buffer_size_kb", "4096");

@@ -105,6 +105,7 @@ int main(int argc, char **argv)
 	if (kind < 0)
 		kt_bail("unknown workload %s", argv[1]);
 	kt_plan(4);
+	direct_requests_off();
 	rng = 0xc0a1e5ce;
 	if (read_str(PROACTIVE, proactive, sizeof(proactive)) <= 0)
 		kt_bail("cannot read %s", PROACTIVE);

@@ -307,6 +307,7 @@ static void test_transient_reference(void)
 int main(void)
 {
 	kt_plan(13);
+	direct_requests_off();
 	test_bad_input();
 	test_tunables();
 	test_unprivileged();

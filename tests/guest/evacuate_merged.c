@@ -161,6 +161,7 @@ int main(void)
 	char *buf, *holes;
 
 	kt_plan(7);
+	direct_requests_off();
 	if (vmstat("defrag_success") < 0 || vmstat("defrag_fail") < 0)
 		kt_bail("no defrag_success/defrag_fail in /proc/vmstat");
 	buf = mmap(NULL, NPAGES * PAGE_SIZE, PROT_READ | PROT_WRITE,

@@ -393,6 +393,8 @@ int main(void)
 	      "a concurrent writer saw only clean errors too");
 	tally_print(tallies[0], "writer");
 	tally_print(tallies[1], "request writer");
+	/* The allocator's direct requests would count in defrag_attempt too. */
+	write_str(DIR "direct", "0");
 	for (int nobody = 1; nobody >= 0; nobody--) {
 		long att0 = vmstat("defrag_attempt"), sd0 = read_ul(DIR "seed_depth");
 		long mc0 = read_ul(DIR "max_candidates");

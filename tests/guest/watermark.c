@@ -206,6 +206,7 @@ int main(void)
 	pid_t pid;
 
 	kt_plan(6);
+	direct_requests_off();
 	n = read_zoneinfo(z, 16);
 	/* The zone of a node with no other populated zone: the request touches only it. */
 	for (int i = 0; i < n; i++) {
