@@ -103,13 +103,16 @@ static struct {
 	long *cost, n, free;
 } ranges_at_start;
 
-/* Pages the cheapest ranges at the start migrate for @k blocks, or -1. */
+/*
+ * Pages the cheapest ranges at the start migrate for @k blocks: -1 if
+ * fewer could be emptied, -2 if they could not be read.
+ */
 static long least_migrated(long k)
 {
 	long sum = 0;
 
 	if (!ranges_at_start.cost)
-		return -1;
+		return -2;
 	k -= ranges_at_start.free;
 	if (k > ranges_at_start.n)
 		return -1;
@@ -268,7 +271,7 @@ int main(int argc, char **argv)
 	long before[NR_COUNTERS], d[NR_COUNTERS], limit = -1, ranges = 0, got;
 	static double lat[MFAULTS > FAULTS ? MFAULTS : FAULTS];
 	static char reasons[2048];
-	long free_blocks, free_kb;
+	long free_kb;
 	struct frag f = { .fd = -1 };
 	size_t bad = 0, used = 0;
 	cpu_set_t cpu0;
@@ -320,8 +323,6 @@ int main(int argc, char **argv)
 		kt_bail("the workload left %ld free blocks of order %u for %ld allocations: memory not fragmented (another boot may do)",
 			ranges_at_start.free, order, pool ? 1000L : faults);
 	}
-	free_blocks = buddy_pages(-1, order);
-	free_blocks = free_blocks < 0 ? -1 : free_blocks >> order;
 	free_kb = mem_free_kb();
 	setting_set(DEFRAG "enabled", direct ? "1" : "0");
 	setting_set(DEFRAG "direct", direct ? "1" : "0");
@@ -379,14 +380,15 @@ int main(int argc, char **argv)
 			else if (!least)
 				printf("least possible: 0 pages to migrate for %ld huge pages (%ld ranges free at the start)\n",
 				       got, ranges_at_start.free);
-			else
+			else if (least == -1)
 				printf("least possible: unknown (fewer ranges could be emptied at the start than the %ld huge pages)\n",
 				       got);
+			else
+				printf("least possible: unknown (no memory to read the ranges)\n");
 		}
 		reasons_print(reasons);
-		/* A workload that left many blocks free measures little: say so. */
-		printf("before the allocations: MemFree %ld kB, room for %ld blocks of order %u in free blocks of that order and above\n",
-		       free_kb, free_blocks, order);
+		printf("before the allocations: MemFree %ld kB, %ld free ranges of order %u\n",
+		       free_kb, ranges_at_start.free, order);
 	}
 	kt_ok(got >= 0 && limit >= 0 && !bad &&
 	      (pool || got == huge_allocs(mthp) - allocs0),

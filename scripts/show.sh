@@ -32,8 +32,8 @@ while read -r name _; do
 		rc=0
 		"$KDEFRAG_ROOT/scripts/run-guest.sh" -T "$name" "$plan" > /dev/null < /dev/null || rc=$?
 		[ $rc -ne 0 ] && [ $try -lt 3 ] &&
-			grep -q 'another boot may do' "$KDEFRAG_OUT/runs/$plan/results.ktap" || break
-		log "$name: $(grep -o 'bail out: .*' "$KDEFRAG_OUT/runs/$plan/results.ktap" | head -n 1); booting again"
+			grep -qs 'another boot may do' "$KDEFRAG_OUT/runs/$plan/results.ktap" || break
+		log "$name: $(grep -os 'bail out: .*' "$KDEFRAG_OUT/runs/$plan/results.ktap" | head -n 1 | tr -d '\r'); booting again"
 	done
 	[ $rc -eq 0 ] || status=$rc
 	{ output || true; } | tee -a "$out"
