@@ -40,11 +40,14 @@
  * migrate and free scanners plus kdefrag's scoring), in total and per
  * huge page (per 64 KiB folio for mthp); pages migrated also against the
  * least possible, an estimate from /proc/kpageflags before the
- * allocations: what the cheapest ranges held in use, over as many ranges
- * as the run got blocks beyond those free then. Direct compaction stalls,
- * kdefrag's ranges tried, made and made beyond the one handed over, the
- * ranges given up by reason, and the free memory before the allocations
- * (a run whose workload left blocks for every fault measures nothing).
+ * allocations: what the cheapest ranges held in use, node 0's first,
+ * over as many ranges as the run got blocks beyond those free then
+ * (least_migrated()); with kdefrag, the pages each range made migrated
+ * (from the defrag trace) next to those ranges' costs. Direct compaction
+ * stalls, kdefrag's ranges tried, made and made beyond the one handed
+ * over, the ranges given up by reason, and the free memory before the
+ * allocations (a run whose workload left blocks for every fault
+ * measures nothing).
  *
  *   high_order pool|thp|mthp off|direct|floor SEED
  *
@@ -93,32 +96,69 @@ static const char * const mthp_sizes[] = {
 };
 
 /*
- * The costs of the ranges of the size asked for that could be emptied at
- * the start, cheapest first (guest/lib kpf_range_costs()), and those free
- * then. Roughly the least any mechanism migrates to make k blocks is the
- * sum of the first k - free: an estimate, not a bound (the blocks made
- * and the pages moved fill other ranges meanwhile, reclaim frees some).
+ * The ranges of the size asked for at the start, per zone: those that
+ * could be emptied, by cost (guest/lib kpf_range_costs()), those free,
+ * and how many blocks the zone's free memory above its min watermark
+ * holds. The allocator takes free blocks from any zone of its zonelist
+ * before it compacts, and then compacts the zones in that order, the
+ * local node's first (the workload runs on CPU 0: node 0): roughly, the
+ * least any mechanism migrates for k blocks is what the free ranges do
+ * not cover, made from the cheapest ranges of node 0's zones as far as
+ * their room goes, then of the next node's. An estimate, not a bound
+ * (the blocks made and the pages moved fill other ranges meanwhile,
+ * reclaim frees some); a figure over all zones at once would count
+ * ranges that a local allocation never uses.
  */
-static struct {
-	long *cost, n, free;
-} ranges_at_start;
+#define MAX_ZONES 16
+static struct ranges_zone {
+	int node;
+	unsigned long start;
+	long *cost, n, free, room;
+} ranges_at_start[MAX_ZONES];
+static int ranges_nz;
+static long ranges_free;	/* free ranges over all zones */
+
+/* Zonelist order from node 0: by node, higher zones first. */
+static int cmp_zone(const void *a, const void *b)
+{
+	const struct ranges_zone *x = a, *y = b;
+
+	if (x->node != y->node)
+		return x->node < y->node ? -1 : 1;
+	return x->start > y->start ? -1 : x->start < y->start;
+}
 
 /*
- * Pages the cheapest ranges at the start migrate for @k blocks: -1 if
- * fewer could be emptied, -2 if they could not be read.
+ * Pages the cheapest ranges at the start migrate for @k blocks, zone by
+ * zone in zonelist order (see above); their costs in @costs (room for
+ * @k) if not NULL, with their number in *@nc. -1 if the zones could not
+ * make that many, -2 if the ranges could not be read.
  */
-static long least_migrated(long k)
+static long least_migrated(long k, long *costs, long *nc)
 {
 	long sum = 0;
 
-	if (!ranges_at_start.cost)
+	if (nc)
+		*nc = 0;
+	if (!ranges_nz)
 		return -2;
-	k -= ranges_at_start.free;
-	if (k > ranges_at_start.n)
-		return -1;
-	for (long i = 0; i < k; i++)
-		sum += ranges_at_start.cost[i];
-	return sum;
+	k -= ranges_free;
+	for (int z = 0; z < ranges_nz && k > 0; z++) {
+		const struct ranges_zone *r = &ranges_at_start[z];
+		long take = r->room - r->free;
+
+		if (take > r->n)
+			take = r->n;
+		if (take > k)
+			take = k;
+		for (long i = 0; i < take; i++) {
+			sum += r->cost[i];
+			if (costs)
+				costs[(*nc)++] = r->cost[i];
+		}
+		k -= take > 0 ? take : 0;
+	}
+	return k > 0 ? -1 : sum;
 }
 
 /*
@@ -127,22 +167,24 @@ static long least_migrated(long k)
  */
 static long physical_limit(unsigned int order, long *ranges_out)
 {
-	struct zone_info zi[16];
-	struct kpf_zone z[16];
-	int nz = kpf_snapshot(z, 16), ni = read_zoneinfo(zi, 16);
+	struct zone_info zi[MAX_ZONES];
+	struct kpf_zone z[MAX_ZONES];
+	int nz = kpf_snapshot(z, MAX_ZONES), ni = read_zoneinfo(zi, MAX_ZONES);
 	long limit = 0, ranges_all = 0;
+	bool costs_read = true;
 
 	if (nz < 0 || ni < 0) {
 		if (nz >= 0)
 			kpf_release(z, nz);
 		return -1;
 	}
-	ranges_at_start.cost = kpf_range_costs(z, nz, order, &ranges_at_start.n,
-					       &ranges_at_start.free);
 	for (int k = 0; k < nz; k++) {
+		struct ranges_zone *r = &ranges_at_start[k];
 		unsigned long step = 1UL << order, pfn;
 		long ranges = 0, room = 0;
 
+		r->cost = kpf_range_costs(&z[k], 1, order, &r->n, &r->free);
+		costs_read &= r->cost != NULL;
 		for (pfn = (z[k].start + step - 1) & ~(step - 1); pfn + step <= z[k].end;
 		     pfn += step)
 			ranges += kpf_cost(&z[k], pfn, pfn + step) >= 0;
@@ -152,9 +194,15 @@ static long physical_limit(unsigned int order, long *ranges_out)
 			if (zi[i].node == z[k].node && !strcmp(zi[i].name, z[k].name))
 				room = zi[i].free > min ? (zi[i].free - min) >> order : 0;
 		}
+		r->node = z[k].node;
+		r->start = z[k].start;
+		r->room = room;
+		ranges_free += r->free;
 		limit += ranges < room ? ranges : room;
 		ranges_all += ranges;
 	}
+	ranges_nz = costs_read ? nz : 0;
+	qsort(ranges_at_start, nz, sizeof(ranges_at_start[0]), cmp_zone);
 	kpf_release(z, nz);
 	*ranges_out = ranges_all;
 	return limit;
@@ -165,6 +213,50 @@ static int cmp_double(const void *a, const void *b)
 	double x = *(const double *)a, y = *(const double *)b;
 
 	return x < y ? -1 : x > y;
+}
+
+static int cmp_long(const void *a, const void *b)
+{
+	long x = *(const long *)a, y = *(const long *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+#define MAX_TRACED 65536
+
+/*
+ * Where the pages migrated went, range by range: what each range made
+ * migrated (from the defrag trace; on the stock side there are none),
+ * next to what the ranges least_migrated() counts held in use.
+ */
+static void ranges_print(long got)
+{
+	static struct traced_range r[MAX_TRACED];
+	static long made[MAX_TRACED], least[MAX_TRACED];
+	long failed_migrated = 0, nl = 0, k = got - ranges_free;
+	int n = traced_ranges(r, MAX_TRACED), nm = 0, nf = 0;
+
+	if (n <= 0)
+		return;
+	for (int i = 0; i < n; i++) {
+		if (r[i].made) {
+			made[nm++] = r[i].migrated;
+		} else {
+			nf++;
+			failed_migrated += r[i].migrated;
+		}
+	}
+	if (!nm)
+		return;
+	qsort(made, nm, sizeof(made[0]), cmp_long);
+	printf("pages migrated per range made: p10 %ld p50 %ld p90 %ld max %ld (%d made, %d given up after migrating %ld)",
+	       made[nm / 10], made[nm / 2], made[nm * 9 / 10], made[nm - 1], nm, nf, failed_migrated);
+	if (k > 0 && k <= MAX_TRACED && least_migrated(got, least, &nl) >= 0 && nl) {
+		qsort(least, nl, sizeof(least[0]), cmp_long);
+		printf("; the least possible's %ld: p10 %ld p50 %ld p90 %ld max %ld",
+		       nl, least[nl / 10], least[nl / 2], least[nl * 9 / 10], least[nl - 1]);
+	}
+	printf("\n");
 }
 
 /* The pool: its size after one write (or -errno), the write's duration in *@t. */
@@ -272,6 +364,7 @@ int main(int argc, char **argv)
 	static double lat[MFAULTS > FAULTS ? MFAULTS : FAULTS];
 	static char reasons[2048];
 	long free_kb;
+	bool traced;
 	struct frag f = { .fd = -1 };
 	size_t bad = 0, used = 0;
 	cpu_set_t cpu0;
@@ -318,10 +411,10 @@ int main(int argc, char **argv)
 	 * (cause not known yet): blocks at hand for half the allocations or
 	 * more leave nothing to measure.
 	 */
-	if (!floor && ranges_at_start.free >= (pool ? 1000 : faults) / 2) {
+	if (!floor && ranges_free >= (pool ? 1000 : faults) / 2) {
 		frag_release(&f);
 		kt_bail("the workload left %ld free blocks of order %u for %ld allocations: memory not fragmented (another boot may do)",
-			ranges_at_start.free, order, pool ? 1000L : faults);
+			ranges_free, order, pool ? 1000L : faults);
 	}
 	free_kb = mem_free_kb();
 	setting_set(DEFRAG "enabled", direct ? "1" : "0");
@@ -331,8 +424,10 @@ int main(int argc, char **argv)
 		before[i] = vmstat(counters[i]);
 	allocs0 = huge_allocs(mthp);
 	fallbacks0 = mthp_fallback_count();
+	traced = !range_trace(true);
 	got = pool ? grow_pool(&t) : fault_thps(mthp, &t, lat, &bad);
 	mthp_fallbacks = mthp_fallback_count();
+	range_trace(false);
 	for (size_t i = 0; i < NR_COUNTERS; i++)
 		d[i] = before[i] < 0 ? 0 : vmstat(counters[i]) - before[i];
 	if (!floor) {
@@ -370,25 +465,27 @@ int main(int argc, char **argv)
 		       mthp ? mthp_allocs() - allocs0 : d[THP_ALLOC],
 		       mthp ? mthp_fallbacks - fallbacks0 : d[THP_FALLBACK], d[DAEMON_WAKE], clock);
 		if (!floor) {
-			long least = least_migrated(got);
+			long least = least_migrated(got, NULL, NULL);
 
 			/* What stock and kdefrag migrated, against what they had to. */
 			if (least > 0)
-				printf("least possible: the cheapest ranges at the start migrate %.2f per huge page for %ld (%ld ranges free then); migrated %.2fx that\n",
-				       (double)least / got, got, ranges_at_start.free,
+				printf("least possible: the cheapest ranges at the start, node 0 first, migrate %.2f per huge page for %ld (%ld ranges free then); migrated %.2fx that\n",
+				       (double)least / got, got, ranges_free,
 				       (double)d[MIGRATED] / least);
 			else if (!least)
 				printf("least possible: 0 pages to migrate for %ld huge pages (%ld ranges free at the start)\n",
-				       got, ranges_at_start.free);
+				       got, ranges_free);
 			else if (least == -1)
 				printf("least possible: unknown (fewer ranges could be emptied at the start than the %ld huge pages)\n",
 				       got);
 			else
 				printf("least possible: unknown (no memory to read the ranges)\n");
 		}
+		if (traced && !floor)
+			ranges_print(got);
 		reasons_print(reasons);
 		printf("before the allocations: MemFree %ld kB, %ld free ranges of order %u\n",
-		       free_kb, ranges_at_start.free, order);
+		       free_kb, ranges_free, order);
 	}
 	kt_ok(got >= 0 && limit >= 0 && !bad &&
 	      (pool || got == huge_allocs(mthp) - allocs0),

@@ -555,6 +555,15 @@ static int range_events(const char *on)
 	       write_str(RANGE_EVENTS "defrag_range_failed/enable", on) ? -1 : 0;
 }
 
+int range_trace(bool on)
+{
+	if (!on)
+		return range_events("0");
+	if (write_str("/sys/kernel/tracing/buffer_size_kb", "8192") || range_events("1"))
+		return -1;
+	return trace_clear();
+}
+
 int coalesce_measured(struct measured_coalesce *m, int order, long count, uint64_t seed)
 {
 	long total_kb = meminfo_kb("MemTotal"), mig0, scan0;
@@ -569,9 +578,8 @@ int coalesce_measured(struct measured_coalesce *m, int order, long count, uint64
 	direct_requests_off();
 	if (fragment(&m->f, FRAG_SPARSE, total_kb * 3 / 100, seed))
 		goto fail;
-	if (write_str("/sys/kernel/tracing/buffer_size_kb", "8192") || range_events("1"))
+	if (range_trace(true))
 		goto fail_frag;
-	trace_clear();
 	settled_free_kb();	/* drains the per-CPU lists: kpageflags cannot see them */
 	m->nz = kpf_snapshot(m->z, 16);
 	if (m->nz < 1)

@@ -160,6 +160,11 @@ struct traced_range {
 };
 /* The ranges of the trace buffer, in order; their number or -1. */
 int traced_ranges(struct traced_range *r, int max);
+/*
+ * Traces the ranges requests evacuate or give up (an 8 MiB buffer,
+ * emptied first), or stops: 0, or -1.
+ */
+int range_trace(bool on);
 
 /* A /proc/meminfo field ("MemTotal"), in kB; -1 if missing. */
 long meminfo_kb(const char *name);
