@@ -104,10 +104,12 @@ static const char * const mthp_sizes[] = {
  * local node's first (the workload runs on CPU 0: node 0): roughly, the
  * least any mechanism migrates for k blocks is what the free ranges do
  * not cover, made from the cheapest ranges of node 0's zones as far as
- * their room goes, then of the next node's. An estimate, not a bound
- * (the blocks made and the pages moved fill other ranges meanwhile,
- * reclaim frees some); a figure over all zones at once would count
- * ranges that a local allocation never uses.
+ * their room goes, then of the next node's. The pool is filled from
+ * each node in turn: for it, the cheapest of all zones, each within its
+ * room. An estimate, not a bound (the blocks made and the pages moved
+ * fill other ranges meanwhile, reclaim frees some); for faults, a figure
+ * over all zones at once would count ranges a local allocation never
+ * uses.
  */
 #define MAX_ZONES 16
 static struct ranges_zone {
@@ -117,6 +119,8 @@ static struct ranges_zone {
 } ranges_at_start[MAX_ZONES];
 static int ranges_nz;
 static long ranges_free;	/* free ranges over all zones */
+/* The pool: hugetlb takes its pages from each node in turn. */
+static bool ranges_interleaved;
 
 /* Zonelist order from node 0: by node, higher zones first. */
 static int cmp_zone(const void *a, const void *b)
@@ -130,35 +134,41 @@ static int cmp_zone(const void *a, const void *b)
 
 /*
  * Pages the cheapest ranges at the start migrate for @k blocks, zone by
- * zone in zonelist order (see above); their costs in @costs (room for
+ * zone in zonelist order, or cheapest first across the zones for the
+ * pool (see above); their costs in @costs (room for
  * @k) if not NULL, with their number in *@nc. -1 if the zones could not
  * make that many, -2 if the ranges could not be read.
  */
 static long least_migrated(long k, long *costs, long *nc)
 {
-	long sum = 0;
+	long sum = 0, next[MAX_ZONES] = { 0 };
 
 	if (nc)
 		*nc = 0;
 	if (!ranges_nz)
 		return -2;
-	k -= ranges_free;
-	for (int z = 0; z < ranges_nz && k > 0; z++) {
-		const struct ranges_zone *r = &ranges_at_start[z];
-		long take = r->room - r->free;
+	for (k -= ranges_free; k > 0; k--) {
+		int best = -1;
 
-		if (take > r->n)
-			take = r->n;
-		if (take > k)
-			take = k;
-		for (long i = 0; i < take; i++) {
-			sum += r->cost[i];
-			if (costs)
-				costs[(*nc)++] = r->cost[i];
+		for (int z = 0; z < ranges_nz; z++) {
+			const struct ranges_zone *r = &ranges_at_start[z];
+
+			if (next[z] >= r->n || next[z] >= r->room - r->free)
+				continue;
+			if (best < 0 || (ranges_interleaved &&
+					 r->cost[next[z]] < ranges_at_start[best].cost[next[best]]))
+				best = z;
+			if (!ranges_interleaved)
+				break;
 		}
-		k -= take > 0 ? take : 0;
+		if (best < 0)
+			return -1;
+		sum += ranges_at_start[best].cost[next[best]];
+		if (costs)
+			costs[(*nc)++] = ranges_at_start[best].cost[next[best]];
+		next[best]++;
 	}
-	return k > 0 ? -1 : sum;
+	return sum;
 }
 
 /*
@@ -405,6 +415,7 @@ int main(int argc, char **argv)
 	setting_set("/proc/sys/vm/compaction_proactiveness", "0");
 	setting_set(THP "khugepaged/scan_sleep_millisecs", "86400000");
 	pcp_drain();
+	ranges_interleaved = pool;
 	limit = physical_limit(order, &ranges);
 	/*
 	 * Now and then the workload leaves a large stretch unfragmented
@@ -469,8 +480,8 @@ int main(int argc, char **argv)
 
 			/* What stock and kdefrag migrated, against what they had to. */
 			if (least > 0)
-				printf("least possible: the cheapest ranges at the start, node 0 first, migrate %.2f per huge page for %ld (%ld ranges free then); migrated %.2fx that\n",
-				       (double)least / got, got, ranges_free,
+				printf("least possible: the cheapest ranges at the start, %s, migrate %.2f per huge page for %ld (%ld ranges free then); migrated %.2fx that\n",
+				       pool ? "of all nodes" : "node 0 first", (double)least / got, got, ranges_free,
 				       (double)d[MIGRATED] / least);
 			else if (!least)
 				printf("least possible: 0 pages to migrate for %ld huge pages (%ld ranges free at the start)\n",
