@@ -135,9 +135,8 @@ static int cmp_zone(const void *a, const void *b)
 /*
  * Pages the cheapest ranges at the start migrate for @k blocks, zone by
  * zone in zonelist order, or cheapest first across the zones for the
- * pool (see above); their costs in @costs (room for
- * @k) if not NULL, with their number in *@nc. -1 if the zones could not
- * make that many, -2 if the ranges could not be read.
+ * pool (see above); their costs in @costs (room for @k) if not NULL,
+ * with their number in *@nc. -1 if the zones could not make that many.
  */
 static long least_migrated(long k, long *costs, long *nc)
 {
@@ -145,8 +144,6 @@ static long least_migrated(long k, long *costs, long *nc)
 
 	if (nc)
 		*nc = 0;
-	if (!ranges_nz)
-		return -2;
 	for (k -= ranges_free; k > 0; k--) {
 		int best = -1;
 
@@ -181,7 +178,6 @@ static long physical_limit(unsigned int order, long *ranges_out)
 	struct kpf_zone z[MAX_ZONES];
 	int nz = kpf_snapshot(z, MAX_ZONES), ni = read_zoneinfo(zi, MAX_ZONES);
 	long limit = 0, ranges_all = 0;
-	bool costs_read = true;
 
 	if (nz < 0 || ni < 0) {
 		if (nz >= 0)
@@ -190,14 +186,15 @@ static long physical_limit(unsigned int order, long *ranges_out)
 	}
 	for (int k = 0; k < nz; k++) {
 		struct ranges_zone *r = &ranges_at_start[k];
-		unsigned long step = 1UL << order, pfn;
-		long ranges = 0, room = 0;
+		long ranges, room = 0;
 
 		r->cost = kpf_range_costs(&z[k], 1, order, &r->n, &r->free);
-		costs_read &= r->cost != NULL;
-		for (pfn = (z[k].start + step - 1) & ~(step - 1); pfn + step <= z[k].end;
-		     pfn += step)
-			ranges += kpf_cost(&z[k], pfn, pfn + step) >= 0;
+		if (!r->cost) {
+			kpf_release(z, nz);
+			return -1;
+		}
+		/* Feasible or free: those kpf_range_costs() counted. */
+		ranges = r->n + r->free;
 		for (int i = 0; i < ni; i++) {
 			long min = zi[i].min - zi[i].boost;
 
@@ -211,7 +208,7 @@ static long physical_limit(unsigned int order, long *ranges_out)
 		limit += ranges < room ? ranges : room;
 		ranges_all += ranges;
 	}
-	ranges_nz = costs_read ? nz : 0;
+	ranges_nz = nz;
 	qsort(ranges_at_start, nz, sizeof(ranges_at_start[0]), cmp_zone);
 	kpf_release(z, nz);
 	*ranges_out = ranges_all;
@@ -486,11 +483,9 @@ int main(int argc, char **argv)
 			else if (!least)
 				printf("least possible: 0 pages to migrate for %ld huge pages (%ld ranges free at the start)\n",
 				       got, ranges_free);
-			else if (least == -1)
+			else
 				printf("least possible: unknown (fewer ranges could be emptied at the start than the %ld huge pages)\n",
 				       got);
-			else
-				printf("least possible: unknown (no memory to read the ranges)\n");
 		}
 		if (traced && !floor)
 			ranges_print(got);
