@@ -34,6 +34,19 @@
  *     attempted (its free pages can never merge into one block), and the
  *     debugfs summary counts them as infeasible, reason "unmergeable";
  *  6. MemFree is back: no free page is kept back by anyone.
+ * Then the allocator's own requests (direct=1) beside the offlines and
+ * CMA: a faulter makes 64 KiB mTHP faults in madvised regions, splits each
+ * region and gives 3 of its 4 pages back, so that free memory soon holds
+ * no block of order 4 and each fault makes one in the slow path, in
+ * ZONE_MOVABLE too; each offline waits until a direct request handed a
+ * block over since the last one (an onlined block refills the free
+ * lists). For DIRECT_SECONDS at least, and until DIRECT_HANDED blocks were
+ * handed over and DIRECT_OFFLINES offlines made. A direct request holds
+ * no hotplug lock; its isolation must not make memory offline fail:
+ *  7. every offline succeeded, while direct requests handed blocks over;
+ *  8. every page the faulter and the workload kept kept its contents,
+ *     no pageblock is left isolated, ZONE_MOVABLE's and CMA's pageblocks
+ *     are as many as before.
  */
 #include "kdefrag.h"
 
@@ -54,6 +67,16 @@
 #define TRACING "/sys/kernel/tracing/"
 #define MAX_BLOCKS 8
 #define ORDER_MIX 10
+#define THP "/sys/kernel/mm/transparent_hugepage/"
+#define DIRECT_SECONDS 20	/* at least, and until DIRECT_HANDED... */
+#define DIRECT_HANDED 64	/* ...blocks were handed over; at most: */
+#define DIRECT_MAX_SECONDS 400
+#define MTHP_SIZE (64UL << 10)
+#define FAULT_REGION (4UL << 20)	/* one faulter cycle */
+#define MAX_KEPT 256			/* regions kept, a quarter of each */
+#define KEEP_FREE_KB (256L << 10)	/* for an offline's targets: no more kept below */
+#define PACE_SECONDS 10
+#define DIRECT_OFFLINES 8		/* offlines paced by direct requests */
 
 /* What the children did, in shared memory. */
 struct tally {
@@ -61,6 +84,9 @@ struct tally {
 	int last_offline_err;
 	long cma_alloc_ok, cma_alloc_fail;
 	long coalesce_ok, evacuate_ok, evacuate_tried;
+	long regions, split_fail, map_fail, fault_bad;
+	long handed_seen;	/* defrag_direct_success at the last offline */
+	int nkept;		/* the faulter's regions */
 };
 
 static struct tally *t;
@@ -193,7 +219,22 @@ static pid_t child(void (*fn)(void *), void *arg)
 struct blocks {
 	int ids[MAX_BLOCKS], n;
 	unsigned long pages;
+	bool paced;	/* each offline once direct requests handed a block over */
 };
+
+/*
+ * Until the allocator's direct requests hand a block over after @since
+ * (at most PACE_SECONDS): an onlined block refills the free lists, and
+ * the next offline is to meet direct requests, not the faults it fed.
+ */
+static void direct_pace(long since)
+{
+	for (int i = 0; i < PACE_SECONDS * 100 && !stop; i++) {
+		if (vmstat("defrag_direct_success") > since)
+			return;
+		usleep(10000);
+	}
+}
 
 static void offline_online(void *arg)
 {
@@ -205,6 +246,12 @@ static void offline_online(void *arg)
 	for (int i = 0; !stop; i = (i + 1) % b->n) {
 		int err;
 
+		if (b->paced) {
+			direct_pace(t->handed_seen);
+			if (stop)
+				break;
+		}
+		t->handed_seen = vmstat("defrag_direct_success");
 		alarm(OFFLINE_TIMEOUT);
 		err = block_state(b->ids[i], "offline");
 		alarm(0);
@@ -276,6 +323,77 @@ static void evacuate_loop(void *arg)
 	}
 }
 
+struct kept_region {
+	char *raw, *p;
+	uint64_t seed;
+};
+
+/* Check the pages @k kept (every fourth) and unmap it. */
+static void region_release(struct kept_region *k)
+{
+	for (size_t i = 0; i < FAULT_REGION / PAGE_SIZE; i += 4)
+		t->fault_bad += check_pages(k->p + i * PAGE_SIZE, 1, k->seed + i);
+	munmap(k->raw, FAULT_REGION + MTHP_SIZE);
+	k->raw = NULL;
+}
+
+/*
+ * 64 KiB faults over a region (one write each); the region then split into
+ * single pages (split_huge_pages), 3 of each 4 given back and the fourth
+ * filled: what free memory gains is scattered single pages, what the
+ * faults took were whole order-4 blocks, so free blocks of order 4 soon
+ * run out and each fault's allocation enters the slow path. The oldest
+ * region goes when a new one comes, unless no direct request was made
+ * since the last one: then the regions are too few to cover free memory
+ * (at first, and after an online), and one more is kept (the ring only
+ * grows, to MAX_KEPT, and while KEEP_FREE_KB stay free).
+ */
+static void direct_faulter(void *arg)
+{
+	static struct kept_region kept[MAX_KEPT];
+	const size_t npages = FAULT_REGION / PAGE_SIZE;
+	int first = 0, used = 0;
+	long attempts = vmstat("defrag_direct_attempt");
+	char split[128];
+
+	(void)arg;
+	for (unsigned long n = 0; !stop; n++) {
+		long now = vmstat("defrag_direct_attempt");
+		struct kept_region *k;
+
+		if (used && (used == MAX_KEPT || now > attempts ||
+			     mem_free_kb() < KEEP_FREE_KB)) {
+			region_release(&kept[first]);
+			first = (first + 1) % MAX_KEPT;
+			used--;
+		}
+		attempts = now;
+		k = &kept[(first + used) % MAX_KEPT];
+		k->p = map_advised(FAULT_REGION, MTHP_SIZE, &k->raw);
+		if (!k->p) {
+			t->map_fail++;
+			usleep(10000);
+			continue;
+		}
+		used++;
+		t->nkept = used;
+		k->seed = 0xd17ec7 + n * npages;
+		for (size_t off = 0; off < FAULT_REGION; off += MTHP_SIZE)
+			k->p[off] = 1;
+		t->regions++;
+		snprintf(split, sizeof(split), "%d,0x%lx,0x%lx", getpid(),
+			 (unsigned long)k->p, (unsigned long)k->p + FAULT_REGION);
+		if (write_str("/sys/kernel/debug/split_huge_pages", split))
+			t->split_fail++;
+		for (size_t i = 0; i < npages; i += 4) {
+			madvise(k->p + (i + 1) * PAGE_SIZE, 3 * PAGE_SIZE, MADV_DONTNEED);
+			fill_pages(k->p + i * PAGE_SIZE, 1, k->seed + i);
+		}
+	}
+	for (; used; used--, first = (first + 1) % MAX_KEPT)
+		region_release(&kept[first]);
+}
+
 /* Order-10 trace events for the range at @pfn in the trace buffer. */
 static long trace_hits(unsigned long pfn)
 {
@@ -316,13 +434,14 @@ int main(void)
 	struct ranges r = { 0 };
 	unsigned long cma_base, cma_count, mixed[2];
 	long movable_before, cma_blocks, success_before, hits = 0;
-	long unmergeable, free_before, free_after;
-	int nmixed = 0, nblocks = 0, found, status;
+	long unmergeable, free_before, free_after, attempt_before, handed_before;
+	int nmixed = 0, nblocks = 0, found, status, ids[MAX_BLOCKS];
+	unsigned long pages;
 	pid_t pids[4];
 	struct frag f;
 	size_t bad;
 
-	kt_plan(9);
+	kt_plan(11);
 	t = mmap(NULL, sizeof(*t), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (t == MAP_FAILED)
 		kt_bail("mmap: %s", strerror(errno));
@@ -411,7 +530,7 @@ int main(void)
 	kt_ok(t->offline_ok > 0 && t->offline_fail == 0 && t->online_fail == 0,
 	      "every offline of a movable-only block succeeded (%ld ok, %ld failed, last errno %d; online failed %ld)",
 	      t->offline_ok, t->offline_fail, t->last_offline_err, t->online_fail);
-	kt_ok(movable_blocks(b.ids, MAX_BLOCKS, &b.pages, cma_base, cma_count) == found &&
+	kt_ok(movable_blocks(ids, MAX_BLOCKS, &pages, cma_base, cma_count) == found &&
 	      pageblocks_of_type(-1, "Movable", "Movable") == movable_before &&
 	      pageblocks_of_type(-1, "Movable", "Unmovable") == 0 &&
 	      pageblocks_of_type(-1, "Movable", "Reclaimable") == 0,
@@ -443,6 +562,60 @@ int main(void)
 	kt_ok(unmergeable >= nmixed,
 	      "the debugfs summary counts them unmergeable at order 10 (%ld, want at least %d)",
 	      unmergeable, nmixed);
+
+	/* The allocator's direct requests, beside memory offline and CMA. */
+	setting_set(THP "enabled", "madvise");
+	setting_set(THP "defrag", "madvise");
+	setting_set(THP "hugepages-2048kB/enabled", "never");
+	setting_set(THP "hugepages-64kB/enabled", "madvise");
+	setting_set(DEFRAG "direct_min_order", "4");
+	setting_set(DEFRAG "enabled", "1");
+	setting_set(DEFRAG "direct", "1");
+	t->offline_ok = t->offline_fail = t->online_fail = t->last_offline_err = 0;
+	t->cma_alloc_ok = t->cma_alloc_fail = 0;
+	attempt_before = vmstat("defrag_direct_attempt");
+	handed_before = vmstat("defrag_direct_success");
+	b.paced = true;
+	pids[0] = child(offline_online, &b);
+	pids[1] = child(cma_churn, NULL);
+	pids[2] = child(direct_faulter, NULL);
+	for (int s = 1; s <= DIRECT_MAX_SECONDS; s++) {
+		long handed;
+
+		sleep(1);
+		handed = vmstat("defrag_direct_success") - handed_before;
+		if (s >= DIRECT_SECONDS && handed >= DIRECT_HANDED &&
+		    t->offline_ok >= DIRECT_OFFLINES)
+			break;
+		/* Something for the host's silence watch on slow kernels. */
+		if (s % 30 == 0)
+			kt_diag("direct: %d s, %ld faulter regions (%d kept), %ld blocks handed over, %ld offlines",
+				s, t->regions, t->nkept, handed, t->offline_ok);
+	}
+	for (int i = 0; i < 3; i++)
+		kill(pids[i], SIGTERM);
+	for (int i = 0; i < 3; i++)
+		waitpid(pids[i], &status, 0);
+	setting_set(DEFRAG "direct", "0");
+	for (int i = 0; i < b.n; i++)
+		block_state(b.ids[i], "online_movable");
+	kt_diag("direct: %d regions kept; offline ok %ld, failed %ld (last errno %d), online failed %ld; cma alloc ok %ld, failed %ld; %ld faulter regions (map failed %ld, split failed %ld); direct attempts %ld, handed over %ld",
+		t->nkept, t->offline_ok, t->offline_fail, t->last_offline_err, t->online_fail,
+		t->cma_alloc_ok, t->cma_alloc_fail, t->regions, t->map_fail, t->split_fail,
+		vmstat("defrag_direct_attempt") - attempt_before,
+		vmstat("defrag_direct_success") - handed_before);
+	kt_ok(t->offline_ok >= DIRECT_OFFLINES && t->offline_fail == 0 && t->online_fail == 0 &&
+	      vmstat("defrag_direct_success") - handed_before >= DIRECT_HANDED && !t->split_fail,
+	      "direct=1: every offline succeeded (%ld ok, want %d; %ld failed, last errno %d; online failed %ld) while %ld direct requests handed blocks over (want %d)",
+	      t->offline_ok, DIRECT_OFFLINES, t->offline_fail, t->last_offline_err,
+	      t->online_fail, vmstat("defrag_direct_success") - handed_before, DIRECT_HANDED);
+	bad = frag_check(&f);
+	kt_ok(bad == 0 && t->fault_bad == 0 && t->regions > 0 && isolated_pageblocks() == 0 &&
+	      pageblocks_of_type(-1, "Movable", "Movable") == movable_before &&
+	      pageblocks_of_type(-1, NULL, "CMA") == cma_blocks,
+	      "direct=1: every page kept its contents (workload %zu wrong, faulter %ld wrong in %ld regions), no pageblock left isolated (%ld), ZONE_MOVABLE and CMA pageblocks as before (%ld, %ld)",
+	      bad, t->fault_bad, t->regions, isolated_pageblocks(),
+	      pageblocks_of_type(-1, "Movable", "Movable"), pageblocks_of_type(-1, NULL, "CMA"));
 
 	frag_release(&f);
 	free_after = settled_free_kb();
