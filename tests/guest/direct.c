@@ -7,7 +7,10 @@
  * on both nodes, is taken by THP faults that may not compact:
  *  1. with direct=1, defrag_direct_attempt rises, and so does
  *     defrag_direct_success: blocks kdefrag made went to the faulting task;
- *  2. with direct=0 (the default), defrag_direct_attempt does not move
+ *  0. at boot, direct is on (CONFIG_MEM_DEFRAG_DIRECT=y, no defrag_direct=
+ *     on the command line; guest/plans/isolation boots with
+ *     defrag_direct=0 and checks that it is off);
+ *  2. with direct=0, defrag_direct_attempt does not move
  *     while direct compaction runs (compact_migrate_scanned rises; with
  *     defrag=madvise these faults do not wake kswapd, so not kcompactd);
  *  3. so with enabled=0 and direct=1; in both, no kdefrag counter moves
@@ -323,7 +326,13 @@ int main(void)
 	size_t bad = 0;
 	int faults;
 
-	kt_plan(19);
+	kt_plan(20);
+	{
+		char v[16] = "?";
+
+		kt_ok(!setting_get(SYS "direct", v, sizeof(v)) && !strcmp(v, "1"),
+		      "at boot, direct is on by default (reads %s)", v);
+	}
 	/* At boot, with blocks at hand, the suite saw no request enter. */
 	kunit_results("defrag-direct", 2, false, "at boot");
 	/* Madvised mappings only, with direct reclaim and compaction; nothing else compacting. */

@@ -34,6 +34,8 @@
  *     attempted (its free pages can never merge into one block), and the
  *     debugfs summary counts them as infeasible, reason "unmergeable";
  *  6. MemFree is back: no free page is kept back by anyone.
+ * All of it with the allocator's own requests off (this boot's
+ * defrag_direct=0, checked first: the boot parameter works).
  * Then the allocator's own requests (direct=1) beside the offlines and
  * CMA: a faulter makes 64 KiB mTHP faults in madvised regions, splits each
  * region and gives 3 of its 4 pages back, so that free memory soon holds
@@ -441,7 +443,14 @@ int main(void)
 	struct frag f;
 	size_t bad;
 
-	kt_plan(11);
+	kt_plan(12);
+	{
+		char v[16] = "?";
+
+		/* guest/plans/isolation boots with defrag_direct=0. */
+		kt_ok(!setting_get(DEFRAG "direct", v, sizeof(v)) && !strcmp(v, "0"),
+		      "the boot parameter defrag_direct=0 turned direct off (reads %s)", v);
+	}
 	t = mmap(NULL, sizeof(*t), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (t == MAP_FAILED)
 		kt_bail("mmap: %s", strerror(errno));
