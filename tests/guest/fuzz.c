@@ -47,6 +47,8 @@ static const struct target {
 	{ DIR "enabled", TUNABLE, 0, 1 },
 	{ DIR "direct", TUNABLE, 0, 1 },
 	{ DIR "direct_min_order", TUNABLE, 1, 10 },
+	{ DIR "target_order", TUNABLE, 1, 10 },
+	{ DIR "target_blocks", TUNABLE, 0, 65536 },
 	{ "/sys/kernel/debug/defrag/order", TUNABLE, 1, 10 },
 };
 #define NTARGETS (sizeof(targets) / sizeof(targets[0]))
@@ -369,6 +371,7 @@ int main(void)
 	long saved[NTARGETS];
 	int status, wrong;
 	bool restored = true;
+	double t0;
 	pid_t pid;
 
 	kt_plan(6);
@@ -393,8 +396,20 @@ int main(void)
 	      "a concurrent writer saw only clean errors too");
 	tally_print(tallies[0], "writer");
 	tally_print(tallies[1], "request writer");
-	/* The allocator's direct requests would count in defrag_attempt too. */
+	/*
+	 * The allocator's direct requests and kcompactd's background ones
+	 * would count in defrag_attempt too: none from now on, and those
+	 * under way ended (they stop once the target is gone).
+	 */
 	write_str(DIR "direct", "0");
+	write_str(DIR "target_blocks", "0");
+	t0 = now();
+	while (vmstat("defrag_background_success") + vmstat("defrag_background_fail") <
+	       vmstat("defrag_background_wake")) {
+		if (now() - t0 > 60)
+			kt_bail("background requests still under way after 60 s");
+		usleep(100 * 1000);
+	}
 	for (int nobody = 1; nobody >= 0; nobody--) {
 		long att0 = vmstat("defrag_attempt"), sd0 = read_ul(DIR "seed_depth");
 		long mc0 = read_ul(DIR "max_candidates");
