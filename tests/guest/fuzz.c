@@ -403,12 +403,15 @@ int main(void)
 	 */
 	write_str(DIR "direct", "0");
 	write_str(DIR "target_blocks", "0");
-	t0 = now();
-	while (vmstat("defrag_background_success") + vmstat("defrag_background_fail") <
-	       vmstat("defrag_background_wake")) {
+	for (t0 = now();; usleep(100 * 1000)) {
+		/* Ends before starts: a request counts its start first. */
+		long ended = vmstat("defrag_background_success") +
+			     vmstat("defrag_background_fail");
+
+		if (ended >= vmstat("defrag_background_wake"))
+			break;
 		if (now() - t0 > 60)
 			kt_bail("background requests still under way after 60 s");
-		usleep(100 * 1000);
 	}
 	for (int nobody = 1; nobody >= 0; nobody--) {
 		long att0 = vmstat("defrag_attempt"), sd0 = read_ul(DIR "seed_depth");
