@@ -18,10 +18,13 @@
  * every free block of the fault's size, so that the fault must compact;
  * stress-ng's kernel allocations of order 1 and more may enter the path
  * too. It goes on past the run's end (3 minutes at most) until a block
- * was handed over.
+ * was handed over. And kcompactd holds an aggressive background target
+ * (order-3 blocks for an eighth of memory per zone) meanwhile.
  * Pass: no page ever reads back wrong, pinned pages never move, kdefrag
  * made blocks and migrated pages, the slow path was entered and handed
- * blocks over, the faulter's pages read back right, pages of the
+ * blocks over, kcompactd worked on its target and made blocks, the
+ * random callers' own requests made blocks, the faulter's pages read
+ * back right, pages of the
  * checker's shared anon and tmpfs regions (whose pfns nothing but
  * migration changes: no swap, no COW) moved while being verified (the
  * checker also evacuates ranges around them itself now and then),
@@ -441,10 +444,16 @@ static pid_t start_stress_ng(int seconds)
  * Random defrag requests until @deadline; returns the number of requests.
  * With @inject, every request runs with fail_page_alloc armed.
  */
-static long caller(double deadline, unsigned long max_pfn, bool inject)
+/* Requests made and those that made a block (or emptied their range). */
+struct called {
+	long n, made;
+};
+
+static struct called caller(double deadline, unsigned long max_pfn, bool inject)
 {
+	struct called r = { 0 };
 	char req[64];
-	long n = 0;
+	int ret;
 
 	while (now() < deadline) {
 		if (inject)
@@ -452,37 +461,53 @@ static long caller(double deadline, unsigned long max_pfn, bool inject)
 		switch (rnd() % 3) {
 		case 0:
 			snprintf(req, sizeof(req), "%d %d", 1 + (int)(rnd() % 10), 1 + (int)(rnd() % 4));
-			write_str("/sys/kernel/mm/defrag/coalesce", req);
+			ret = write_str("/sys/kernel/mm/defrag/coalesce", req);
 			break;
 		case 1:
 			snprintf(req, sizeof(req), "%lu %lu", (unsigned long)(rnd() % max_pfn) & ~15UL,
 				 16UL << (rnd() % 6));
-			write_str("/sys/kernel/mm/defrag/evacuate", req);
+			ret = write_str("/sys/kernel/mm/defrag/evacuate", req);
 			break;
 		default:
 			snprintf(req, sizeof(req), "%d", 1 + (int)(rnd() % 10));
-			write_str(rnd() % 2 ? "/sys/devices/system/node/node0/defrag_coalesce" :
-					      "/sys/devices/system/node/node1/defrag_coalesce", req);
+			ret = write_str(rnd() % 2 ? "/sys/devices/system/node/node0/defrag_coalesce" :
+						    "/sys/devices/system/node/node1/defrag_coalesce", req);
 			break;
 		}
 		if (inject)
 			write_str("/proc/self/make-it-fail", "0");
-		n++;
+		r.n++;
+		r.made += ret == 0;
 	}
-	return n;
+	return r;
+}
+
+/*
+ * kcompactd's background target meanwhile, an aggressive one: order-3
+ * blocks for an eighth of the guest's memory in every zone that has
+ * room (a zone the target is more than half of is left alone).
+ */
+#define TARGET_ORDER 3
+
+static long target_blocks(void)
+{
+	return meminfo_kb("MemTotal") / 8 / ((PAGE_SIZE << TARGET_ORDER) >> 10);
 }
 
 int main(int argc, char **argv)
 {
 	int seconds = argc > 1 ? atoi(argv[1]) : 60, pipefd[2], st, sng_status = -1;
 	long att0 = vmstat("defrag_attempt"), succ0 = vmstat("defrag_success");
-	long mig0 = vmstat("defrag_migrated"), free0, free1, calls = 0, injected;
+	long mig0 = vmstat("defrag_migrated"), free0, free1, injected;
 	long succ, mig, dir_att0 = vmstat("defrag_direct_attempt");
 	long dir_succ0 = vmstat("defrag_direct_success"), dir_att, dir_succ;
 	long dir_made0 = vmstat("defrag_direct_success") + vmstat("defrag_direct_extra") +
 			 vmstat("defrag_direct_fail"), dir_made;
-	long oom0 = vmstat("oom_kill");
+	long oom0 = vmstat("oom_kill"), bg_wake0 = vmstat("defrag_background_wake");
+	long bg_succ0 = vmstat("defrag_background_success"), bg_target = target_blocks();
+	struct called called = { 0 };
 	struct faulted fres = { 0 };
+	char num[32];
 	int fpipe[2], ready[2], waited;
 	pid_t faulter_pid;
 	unsigned long max_pfn = 0;
@@ -493,7 +518,7 @@ int main(int argc, char **argv)
 	struct checked res = { 0 };
 	pid_t callers[3], sng;
 
-	kt_plan(8);
+	kt_plan(9);
 	/* evacuate's ranges anywhere in the guest's memory, whatever its size. */
 	for (int i = 0; i < nz; i++)
 		if (z[i].present && z[i].start_pfn + z[i].spanned > max_pfn)
@@ -521,6 +546,10 @@ int main(int argc, char **argv)
 	setting_set(SYS "enabled", "1");
 	setting_set(SYS "direct_min_order", "1");
 	setting_set(SYS "direct", "1");
+	snprintf(num, sizeof(num), "%d", TARGET_ORDER);
+	setting_set(SYS "target_order", num);
+	snprintf(num, sizeof(num), "%ld", bg_target);
+	setting_set(SYS "target_blocks", num);
 	setting_set(NR_HUGEPAGES, "0");
 	sng = start_stress_ng(seconds);
 	if (sng < 0)
@@ -550,12 +579,12 @@ int main(int argc, char **argv)
 	for (int c = 0; c < 3; c++) {
 		callers[c] = fork();
 		if (callers[c] == 0) {
-			long n;
+			struct called r;
 
 			close(ready_fd);
 			rng = 0x57e55 + c;
-			n = caller(deadline, max_pfn, inject && c == 0);
-			if (write(pipefd[1], &n, sizeof(n)) != sizeof(n))
+			r = caller(deadline, max_pfn, inject && c == 0);
+			if (write(pipefd[1], &r, sizeof(r)) != sizeof(r))
 				_exit(1);
 			_exit(0);
 		}
@@ -569,11 +598,13 @@ int main(int argc, char **argv)
 		kt_bail("checker could not set up its memory: %s", strerror(errno));
 	}
 	for (int c = 0; c < 3; c++) {
-		long n = 0;
+		struct called r;
 
 		waitpid(callers[c], &st, 0);
-		if (read(pipefd[0], &n, sizeof(n)) == sizeof(n))
-			calls += n;
+		if (read(pipefd[0], &r, sizeof(r)) == sizeof(r)) {
+			called.n += r.n;
+			called.made += r.made;
+		}
 	}
 	if (waitpid(faulter_pid, &st, 0) != faulter_pid || !WIFEXITED(st) || WEXITSTATUS(st) ||
 	    read(fpipe[0], &fres, sizeof(fres)) != sizeof(fres)) {
@@ -584,9 +615,9 @@ int main(int argc, char **argv)
 	if (waitpid(sng, &st, 0) == sng && WIFEXITED(st))
 		sng_status = WEXITSTATUS(st);
 	injected = inject ? fault_disarm(FAIL_PAGE_ALLOC) : 0;
-	kt_diag("%ld defrag requests, %ld attempts (%ld succeeded), %ld page checks in %d s",
-		calls, vmstat("defrag_attempt") - att0, vmstat("defrag_success") - succ0,
-		res.verified, seconds);
+	kt_diag("%ld defrag requests (%ld made a block), %ld attempts (%ld succeeded), %ld page checks in %d s",
+		called.n, called.made, vmstat("defrag_attempt") - att0,
+		vmstat("defrag_success") - succ0, res.verified, seconds);
 	kt_diag("%ld faults injected into one caller's allocations (fail_page_alloc)%s",
 		injected, inject ? "" : ": no CONFIG_FAIL_PAGE_ALLOC");
 	kt_ok(res.bad == 0, "no page read back wrong (%ld mismatches in %ld checks, %ld ext4 writebacks started)",
@@ -606,13 +637,17 @@ int main(int argc, char **argv)
 	succ = vmstat("defrag_success") - succ0;
 	mig = vmstat("defrag_migrated") - mig0;
 	/*
-	 * The random callers' requests too, not only the checker's own, nor
-	 * direct requests (what they emptied was handed over, made extra, or
-	 * at most one range per failed request).
+	 * The random callers' requests too, by their own results, not only
+	 * the checker's own, direct requests or kcompactd's.
 	 */
-	kt_ok(succ > res.own_evacuated + dir_made && mig > 0 && res.moved > 0,
-	      "pages moved under the checker: %ld ranges emptied (%ld by the checker itself), %ld pages migrated; %ld shared-anon and tmpfs pages changed pfn",
-	      succ, res.own_evacuated, mig, res.moved);
+	kt_ok(called.made > 0 && mig > 0 && res.moved > 0,
+	      "pages moved under the checker: %ld ranges emptied (%ld by the checker itself, %ld of %ld random requests made blocks, %ld by direct requests), %ld pages migrated; %ld shared-anon and tmpfs pages changed pfn",
+	      succ, res.own_evacuated, called.made, called.n, dir_made, mig, res.moved);
+	kt_ok(vmstat("defrag_background_wake") > bg_wake0 &&
+	      vmstat("defrag_background_success") > bg_succ0,
+	      "kcompactd worked on its target meanwhile (order %d, %ld blocks per zone): %ld requests, %ld made blocks",
+	      TARGET_ORDER, bg_target, vmstat("defrag_background_wake") - bg_wake0,
+	      vmstat("defrag_background_success") - bg_succ0);
 	if (sng_status)
 		system("tail -n 20 /tmp/stress-ng.log | sed 's/^/# /'");
 	kt_ok(sng_status == 0, "stress-ng with --verify passed (exit status %d)", sng_status);
