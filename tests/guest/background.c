@@ -60,6 +60,7 @@ static int zone_counts(struct zone_count *zc, int max, int order)
 			continue;
 		p += off;
 		zc[n].blocks = 0;
+		zc[n].roomy = false;
 		while (sscanf(p, "%ld%n", &cnt, &off) == 1) {
 			if (o >= order)
 				zc[n].blocks += cnt << (o - order);
@@ -86,7 +87,7 @@ static long bg_sum(void)
 	return bg("wake") + bg("success") + bg("fail");
 }
 
-/* Free pages and min watermark of @node's zone @name. */
+/* Has @node's zone @name @pages free above its min watermark? */
 static bool zone_room(int node, const char *name, long pages)
 {
 	struct zone_info z[16];
@@ -220,13 +221,15 @@ static void one_order(int order, struct frag *f)
 		if ((!k || ki < k) && ki <= 65536 && room_for(&zc[i], order, ki))
 			k = ki;
 	}
-	print_counts("before", zc, nz);
-	if (!k)
+	if (!k) {
+		print_counts("before", zc, nz);
 		kt_bail("order %d: no zone has room for a target above its blocks", order);
+	}
 	for (int i = 0; i < nz; i++) {
 		zc[i].roomy = room_for(&zc[i], order, k);
 		below += zc[i].roomy && zc[i].blocks < k;
 	}
+	print_counts("before", zc, nz);
 	kt_diag("order %d: target %ld blocks per zone, %d zone(s) with room below it", order, k,
 		below);
 
