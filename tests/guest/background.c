@@ -3,23 +3,26 @@
  * Background targets: kcompactd keeps target_blocks free blocks of
  * target_order or more in every populated zone, once a target is set.
  *
- * Memory is fragmented (anon pages, every other one released at random),
- * then, at order 3 and at order 9, a target K above what some zone with
- * room for it has: with target_blocks=0, or with enabled=0, no background counter
- * moves in a few of kcompactd's 500 ms periods; with both set, kcompactd
- * is woken (defrag_background_wake), makes blocks
- * (defrag_background_success) and every zone that has room for them
- * (twice the blocks of the target plus its min watermark, free) counts K
- * blocks in /proc/buddyinfo again - the test waits for that, with a
- * generous guard against a hang, not a speed bound. Then faults of that
- * size (32 KiB mTHP, 2 MiB THP) that never compact, and do not wake
- * kcompactd, take blocks until a zone is below K again, the target still
- * set, and the same must happen again (kcompactd's own timer). Proactive
- * compaction and the allocator's direct requests are off meanwhile, so
- * the blocks are kcompactd's targeted work (its counters say so; a block
- * that stock compaction made on a kernel high-order allocation's wake
- * would only help). Every page moved is checked: the fragmenter's and the
- * faults', and no pageblock is left isolated.
+ * Memory is fragmented (anon pages, every other one released at random).
+ * With target_blocks=0, and with enabled=0 and a target just below what a
+ * zone has, 32 KiB faults there take order-3 blocks, and no background
+ * counter moves and no defrag_target_wake event comes in a few of
+ * kcompactd's 500 ms periods. Then, at order 3 and at order 9, a target K
+ * above what some zone with room for it has (twice the blocks of the
+ * target plus its min watermark, free): kcompactd is woken
+ * (defrag_background_wake), makes blocks (defrag_background_success) and
+ * every zone with room counts K blocks in /proc/buddyinfo - the test
+ * waits for that, with a generous guard against a hang, not a speed
+ * bound. Then faults of that size (32 KiB mTHP, 2 MiB THP) that never
+ * compact and may not wake kswapd, bound to that zone's node, take blocks
+ * until it is below K, the target still set: an allocation there that
+ * may wake kswapd (a few order-0 faults follow) must wake kcompactd for
+ * it (a defrag_target_wake event from a task other than kcompactd), and
+ * the zone must count K blocks again. Proactive compaction and the
+ * allocator's direct requests are off meanwhile, so the blocks are
+ * kcompactd's targeted work (its counters say so). Every page moved is
+ * checked: the fragmenter's and the faults', and no pageblock is left
+ * isolated.
  */
 #include "kdefrag.h"
 
@@ -28,12 +31,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #define SYS "/sys/kernel/mm/defrag/"
 #define THP "/sys/kernel/mm/transparent_hugepage/"
 #define GUARD 300	/* seconds: a hang, not a speed bound */
 #define QUIET 3		/* seconds of kcompactd's 500 ms periods */
+#define MPOL_BIND 2	/* <linux/mempolicy.h> */
+#define WAKE_EVENT "/sys/kernel/tracing/events/defrag/defrag_target_wake/enable"
 
 struct zone_count {
 	int node;
@@ -171,26 +177,127 @@ static bool requests_ended(long w0, long s0, long f0)
 	}
 }
 
+static void bind_node(void *p, size_t len, int node)
+{
+	unsigned long mask = 1UL << node;
+
+	if (syscall(SYS_mbind, p, len, MPOL_BIND, &mask, 8 * sizeof(mask), 0))
+		kt_bail("mbind to node %d: %s", node, strerror(errno));
+}
+
 /*
- * Faults of 2^@order pages that never compact, until a roomy zone is
- * below @k (or half of MemFree is faulted); the region is filled with
- * @seed's pattern. Returns its length (0 if none was below @k at the end).
+ * defrag_target_wake events of tasks other than kcompactd in the trace
+ * buffer, for @node at @order (-1: any node or order).
  */
-static size_t take_blocks(struct zone_count *zc, int nz, int order, long k,
+static int target_wakes(int node, int order)
+{
+	static char buf[1 << 20];
+	char *line, *save;
+	int n = 0;
+
+	if (read_str("/sys/kernel/tracing/trace", buf, sizeof(buf)) < 0)
+		kt_bail("cannot read the trace buffer");
+	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char *e = strstr(line, "defrag_target_wake:");
+		int nid, o;
+
+		/* An allocation's, not kcompactd's own (its task comes first). */
+		if (!e || strstr(line, "kcompactd") || !strstr(e, "node=") || !strstr(e, "order=") ||
+		    sscanf(strstr(e, "node="), "node=%d", &nid) != 1 ||
+		    sscanf(strstr(e, "order="), "order=%d", &o) != 1)
+			continue;
+		n += (node < 0 || nid == node) && (order < 0 || o == order);
+	}
+	return n;
+}
+
+#define SMALL_FAULTS (16UL << 20)
+
+/*
+ * SMALL_FAULTS bytes of 32 KiB mTHP faults on @node, which take order-3
+ * blocks, filled with @seed's pattern; the mapping (*@raw) is the
+ * caller's to check and unmap.
+ */
+static char *small_block_faults(int node, uint64_t seed, char **raw)
+{
+	char *p;
+
+	setting_set(THP "hugepages-32kB/enabled", "madvise");
+	p = map_advised(SMALL_FAULTS, 32 << 10, raw);
+	if (!p)
+		kt_bail("cannot map %lu bytes: %s", SMALL_FAULTS, strerror(errno));
+	bind_node(p, SMALL_FAULTS, node);
+	fill_pages(p, SMALL_FAULTS / PAGE_SIZE, seed);
+	setting_set(THP "hugepages-32kB/enabled", "never");
+	return p;
+}
+
+/* Checks and unmaps small_block_faults()' region: its bad pages. */
+static size_t small_block_check(char *p, char *raw, uint64_t seed)
+{
+	size_t bad = check_pages(p, SMALL_FAULTS / PAGE_SIZE, seed);
+
+	munmap(raw, SMALL_FAULTS + (32 << 10));
+	return bad;
+}
+
+/*
+ * Order-0 faults on @node, which may wake kswapd (and so kcompactd for
+ * a zone an earlier take left below the target); 0 if they read back right.
+ */
+static size_t small_faults(int node, uint64_t seed)
+{
+	size_t len = 64 * PAGE_SIZE, bad;
+	char *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED)
+		kt_bail("mmap: %s", strerror(errno));
+	madvise(p, len, MADV_NOHUGEPAGE);
+	bind_node(p, len, node);
+	fill_pages(p, len / PAGE_SIZE, seed);
+	bad = check_pages(p, len / PAGE_SIZE, seed);
+	munmap(p, len);
+	return bad;
+}
+
+/* Pages free above the low watermarks (between min and high) of @node's zones. */
+static size_t node_room(int node)
+{
+	struct zone_info z[16];
+	int n = read_zoneinfo(z, 16);
+	size_t pages = 0;
+
+	for (int i = 0; i < n; i++)
+		if (z[i].node == node && z[i].free > (z[i].min + z[i].high) / 2)
+			pages += z[i].free - (z[i].min + z[i].high) / 2;
+	return pages;
+}
+
+/*
+ * Faults of 2^@order pages on @node that never compact, until a roomy
+ * zone is below @k or an allocation woke kcompactd for @node's target
+ * (kcompactd may make blocks as fast as they are taken), or the node's
+ * free memory above its low watermarks is faulted; the region is filled
+ * with @seed's pattern. Returns its length (0 if neither happened).
+ */
+static size_t take_blocks(struct zone_count *zc, int nz, int order, long k, int node,
 			  char **raw, size_t *rawlen, char **p, uint64_t seed)
 {
 	size_t sz = (size_t)PAGE_SIZE << order, n = 0;
-	size_t max = (size_t)meminfo_kb("MemFree") / 2 * 1024 / sz;
+	size_t max = node_room(node) / (1UL << order);
 
+	if (!max)
+		kt_bail("node %d has no free memory above its low watermark", node);
 	*p = map_advised(max * sz, sz, raw);
 	if (!*p)
 		kt_bail("cannot map %zu bytes: %s", max * sz, strerror(errno));
 	*rawlen = max * sz + sz;
-	while (n < max && target_met(zc, nz, order, k)) {
+	bind_node(*p, max * sz, node);
+	while (n < max && target_met(zc, nz, order, k) && !target_wakes(node, order)) {
 		for (size_t end = n + 16; n < end && n < max; n++)
 			fill_pages(*p + n * sz, sz / PAGE_SIZE, seed + n * (sz / PAGE_SIZE));
 	}
-	return target_met(zc, nz, order, k) ? 0 : n * sz;
+	return target_met(zc, nz, order, k) && !target_wakes(node, order) ? 0 : n * sz;
 }
 
 /* One order: the target reached, taken away by faults, reached again. */
@@ -198,7 +305,7 @@ static void one_order(int order, struct frag *f)
 {
 	struct zone_count zc[16];
 	long k = 0, w0, s0, f0;
-	int below = 0;
+	int below = 0, node = -1, wakes;
 	bool ok;
 	size_t len, rawlen;
 	char *raw, *p, v[32], size_path[128];
@@ -218,8 +325,10 @@ static void one_order(int order, struct frag *f)
 	for (int i = 0; i < nz; i++) {
 		long ki = zc[i].blocks + (order >= 9 ? 8 : (32L << 20) / (PAGE_SIZE << order));
 
-		if ((!k || ki < k) && ki <= 65536 && room_for(&zc[i], order, ki))
+		if ((!k || ki < k) && ki <= 65536 && room_for(&zc[i], order, ki)) {
 			k = ki;
+			node = zc[i].node;	/* the faults below take its blocks */
+		}
 	}
 	if (!k) {
 		print_counts("before", zc, nz);
@@ -250,26 +359,35 @@ static void one_order(int order, struct frag *f)
 	      bg("wake") - w0, bg("success") - s0, bg("fail") - f0);
 
 	/*
-	 * Faults of this size that do not compact take the blocks again,
-	 * the target still set: kcompactd must notice by itself (its timer:
-	 * these faults do not wake it).
+	 * Faults of this size that do not compact, on a roomy zone's node,
+	 * take the blocks again, the target still set: the next allocation
+	 * there that may wake kswapd wakes kcompactd (the order-0 faults
+	 * after them), and its timer looks too.
 	 */
 	snprintf(size_path, sizeof(size_path), THP "hugepages-%lukB/enabled",
 		 (PAGE_SIZE << order) >> 10);
 	setting_set(size_path, "madvise");
+	if (write_str(WAKE_EVENT, "1") || trace_clear())
+		kt_bail("cannot trace defrag_target_wake");
 	w0 = bg("wake");
 	s0 = bg("success");
 	f0 = bg("fail");
-	len = take_blocks(zc, nz, order, k, &raw, &rawlen, &p, seed);
+	len = take_blocks(zc, nz, order, k, node, &raw, &rawlen, &p, seed);
 	print_counts("taken", zc, nz);
+	ok = !small_faults(node, seed ^ 0x5a11);
 	secs = len ? wait_target(zc, nz, order, k) : -1;
 	print_counts("again", zc, nz);
-	ok = len && secs >= 0 && requests_ended(w0, s0, f0) && bg("wake") > w0 &&
+	ok = ok && len && secs >= 0 && requests_ended(w0, s0, f0) && bg("wake") > w0 &&
 	     bg("success") > s0;
 	kt_ok(ok,
-	      "order %d: after faults took %zu kB, kcompactd brought them back to %ld "
-	      "blocks (%.1f s, %ld requests, %ld made blocks)", order, len >> 10, k, secs,
+	      "order %d: after faults took %zu kB on node %d, kcompactd brought them back to %ld "
+	      "blocks (%.1f s, %ld requests, %ld made blocks)", order, len >> 10, node, k, secs,
 	      bg("wake") - w0, bg("success") - s0);
+	wakes = target_wakes(node, order);
+	write_str(WAKE_EVENT, "0");
+	kt_ok(len && wakes > 0,
+	      "order %d: an allocation on node %d woke kcompactd for the target "
+	      "(%d defrag_target_wake events)", order, node, wakes);
 	kt_ok(len && !check_pages(p, len / PAGE_SIZE, seed) && !frag_check(f),
 	      "order %d: the faults' and the fragmenter's pages read back right", order);
 	setting_set(SYS "target_blocks", "0");
@@ -281,11 +399,15 @@ static void one_order(int order, struct frag *f)
 int main(void)
 {
 	struct frag f;
-	char old_o[32], old_b[32], now_o[32], now_b[32];
+	char old_o[32], old_b[32], now_o[32], now_b[32], v[32];
 	bool bad_ok = true;
 	long s0, total_kb = meminfo_kb("MemTotal");
+	struct zone_count zc[16];
+	size_t bad;
+	int wakes, nz, qz = -1;
+	char *p, *raw;
 
-	kt_plan(11);
+	kt_plan(13);
 	if (vmstat("defrag_background_wake") < 0 || access(SYS "target_blocks", F_OK))
 		kt_bail("no background targets in this kernel");
 
@@ -311,16 +433,46 @@ int main(void)
 	if (fragment_anon(&f, total_kb / 40, 0xb9c))
 		kt_bail("cannot fragment memory");
 
-	/* A target far above what there is: nothing while it is 0 or kdefrag is off. */
+	/*
+	 * Nothing while the target is 0 or kdefrag is off, though faults take
+	 * order-3 blocks (no request, no wake): with kdefrag off, a target
+	 * just below what the zone with most blocks has, which the faults
+	 * take it below, as kcompactd would keep it.
+	 */
+	settled_free_kb();
+	nz = zone_counts(zc, 16, 3);
+	for (int i = 0; i < nz; i++)
+		if (zc[i].blocks >= 256 && (qz < 0 || zc[i].blocks > zc[qz].blocks))
+			qz = i;
+	if (qz < 0)
+		kt_bail("no zone has 256 free order-3 blocks");
+	if (write_str(WAKE_EVENT, "1") || trace_clear())
+		kt_bail("cannot trace defrag_target_wake");
 	setting_set(SYS "target_order", "3");
 	s0 = bg_sum();
+	p = small_block_faults(zc[qz].node, 0x9e1, &raw);
 	sleep(QUIET);
-	kt_ok(bg_sum() == s0, "target_blocks=0: no background request in %d s", QUIET);
+	bad = small_block_check(p, raw, 0x9e1);
+	wakes = target_wakes(-1, -1);
+	kt_ok(bg_sum() == s0 && !wakes && !bad,
+	      "target_blocks=0: no background request in %d s of order-3 faults "
+	      "(%d wakes, %zu bad pages)", QUIET, wakes, bad);
 	setting_set(SYS "enabled", "0");
-	setting_set(SYS "target_blocks", "65536");
+	nz = zone_counts(zc, 16, 3);
+	snprintf(v, sizeof(v), "%ld", zc[qz].blocks > 256 ? zc[qz].blocks - 128 : 128);
+	setting_set(SYS "target_blocks", v);
 	s0 = bg_sum();
+	/* Kept mapped while kcompactd could look: the zone stays below. */
+	p = small_block_faults(zc[qz].node, 0x9e2, &raw);
+	nz = zone_counts(zc, 16, 3);
 	sleep(QUIET);
-	kt_ok(bg_sum() == s0, "enabled=0 with a target: no background request in %d s", QUIET);
+	bad = small_block_check(p, raw, 0x9e2);
+	wakes = target_wakes(-1, -1);
+	kt_ok(bg_sum() == s0 && !wakes && !bad,
+	      "enabled=0 with a target of %s blocks: no background request in %d s of "
+	      "order-3 faults, node %d zone %s at %ld blocks (%d wakes, %zu bad pages)",
+	      v, QUIET, zc[qz].node, zc[qz].name, zc[qz].blocks, wakes, bad);
+	write_str(WAKE_EVENT, "0");
 	setting_set(SYS "target_blocks", "0");
 	setting_set(SYS "enabled", "1");
 
