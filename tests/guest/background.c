@@ -18,7 +18,12 @@
  * until it is below K, the target still set: an allocation there that
  * may wake kswapd (a few order-0 faults follow) must wake kcompactd for
  * it (a defrag_target_wake event from a task other than kcompactd), and
- * the zone must count K blocks again. Proactive compaction and the
+ * the zone must count K blocks again. Then three rounds of churn there
+ * (order-0 anon pages allocated and every other one freed, page cache
+ * files written and deleted, faults of the target's size taking the zone
+ * below K and freed after): every round must wake kcompactd from an
+ * allocation, make blocks and bring the zone back to K; what the churn
+ * kept reads back right. Proactive compaction and the
  * allocator's direct requests are off meanwhile, so the blocks are
  * kcompactd's targeted work (its counters say so). Every page moved is
  * checked: the fragmenter's and the faults', and no pageblock is left
@@ -27,6 +32,7 @@
 #include "kdefrag.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -293,11 +299,168 @@ static size_t take_blocks(struct zone_count *zc, int nz, int order, long k, int 
 		kt_bail("cannot map %zu bytes: %s", max * sz, strerror(errno));
 	*rawlen = max * sz + sz;
 	bind_node(*p, max * sz, node);
-	while (n < max && target_met(zc, nz, order, k) && !target_wakes(node, order)) {
+	/* One batch before the first look: a wake may come before any take. */
+	do {
 		for (size_t end = n + 16; n < end && n < max; n++)
 			fill_pages(*p + n * sz, sz / PAGE_SIZE, seed + n * (sz / PAGE_SIZE));
-	}
+	} while (n < max && target_met(zc, nz, order, k) && !target_wakes(node, order));
 	return target_met(zc, nz, order, k) && !target_wakes(node, order) ? 0 : n * sz;
+}
+
+static bool zero_page(const char *p)
+{
+	for (size_t i = 0; i < PAGE_SIZE; i++)
+		if (p[i])
+			return false;
+	return true;
+}
+
+#define CHURN_ROUNDS 3
+#define CHURN_PAGES 1024	/* order-0 anon pages per round, half kept */
+#define CHURN_FILE_PAGES 512	/* page cache pages per file, 2 files a round */
+
+static void set_policy(int mode, int node)
+{
+	unsigned long mask = 1UL << node;
+
+	if (syscall(SYS_set_mempolicy, mode, mode ? &mask : NULL, mode ? 8 * sizeof(mask) : 0))
+		kt_bail("set_mempolicy(%d, node %d): %s", mode, node, strerror(errno));
+}
+
+/* Where the churn's files go: the ext4 disk if the guest has one. */
+static const char *churn_dir(void)
+{
+	static const char *dir;
+
+	if (!dir) {
+		int fd = open("/mnt/disk/.churn-probe", O_CREAT | O_WRONLY, 0600);
+
+		dir = fd >= 0 ? "/mnt/disk" : "/mnt/tmpfs";
+		if (fd >= 0) {
+			close(fd);
+			unlink("/mnt/disk/.churn-probe");
+		}
+	}
+	return dir;
+}
+
+/* Writes @npages of fill_pages(@seed) to @path; 0 or -1. */
+static int write_file(const char *path, size_t npages, uint64_t seed)
+{
+	static char buf[64 * PAGE_SIZE];
+	int fd = open(path, O_CREAT | O_TRUNC | O_WRONLY, 0600);
+
+	if (fd < 0)
+		return -1;
+	for (size_t i = 0; i < npages; i += 64) {
+		size_t n = npages - i < 64 ? npages - i : 64;
+
+		fill_pages(buf, n, seed + i);
+		if (pwrite(fd, buf, n * PAGE_SIZE, i * PAGE_SIZE) != (ssize_t)(n * PAGE_SIZE)) {
+			close(fd);
+			return -1;
+		}
+	}
+	return close(fd);
+}
+
+/* Pages of @path that differ from fill_pages(@seed) (all, if unreadable). */
+static size_t check_file(const char *path, size_t npages, uint64_t seed)
+{
+	static char buf[64 * PAGE_SIZE];
+	int fd = open(path, O_RDONLY);
+	size_t bad = 0;
+
+	if (fd < 0)
+		return npages;
+	for (size_t i = 0; i < npages; i += 64) {
+		size_t n = npages - i < 64 ? npages - i : 64;
+
+		if (pread(fd, buf, n * PAGE_SIZE, i * PAGE_SIZE) != (ssize_t)(n * PAGE_SIZE))
+			bad += n;
+		else
+			bad += check_pages(buf, n, seed + i);
+	}
+	close(fd);
+	return bad;
+}
+
+/*
+ * Churn on @node, the target of @k blocks of @order still set: each round
+ * allocates and frees anon memory (order-0 pages, every other one freed)
+ * and page cache (two files written, one deleted) there, then faults of
+ * the target's size take the zone below @k (as take_blocks()), a few
+ * order-0 faults follow; each round must wake kcompactd from an
+ * allocation (defrag_target_wake), start a request that makes blocks, and
+ * bring the zone back to @k; the large faults are freed after it. What
+ * the churn kept reads back right at the end.
+ */
+static void churn(int order, long k, int node, struct zone_count *zc, int nz, uint64_t seed)
+{
+	char *anon[CHURN_ROUNDS], path[CHURN_ROUNDS][2][96], *raw, *p;
+	int woke = 0, brought = 0, wakes;
+	size_t bad = 0, len, rawlen;
+	long w0, s0, f0;
+	bool ok;
+
+	for (int r = 0; r < CHURN_ROUNDS; r++) {
+		uint64_t rs = seed + 0x100000 * (r + 1);
+
+		/* A look arms the zone: the timer's, if the last round's did not. */
+		sleep(1);
+		if (trace_clear())
+			kt_bail("cannot clear the trace buffer");
+		w0 = bg("wake");
+		s0 = bg("success");
+		f0 = bg("fail");
+		set_policy(MPOL_BIND, node);
+		anon[r] = mmap(NULL, CHURN_PAGES * PAGE_SIZE, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (anon[r] == MAP_FAILED)
+			kt_bail("mmap: %s", strerror(errno));
+		madvise(anon[r], CHURN_PAGES * PAGE_SIZE, MADV_NOHUGEPAGE);
+		fill_pages(anon[r], CHURN_PAGES, rs);
+		for (int i = 0; i < CHURN_PAGES; i += 2)
+			madvise(anon[r] + i * PAGE_SIZE, PAGE_SIZE, MADV_DONTNEED);
+		for (int j = 0; j < 2; j++) {
+			snprintf(path[r][j], sizeof(path[r][j]), "%s/churn-%d-%d-%d", churn_dir(),
+				 order, r, j);
+			if (write_file(path[r][j], CHURN_FILE_PAGES, rs + 0x10000 * (j + 1)))
+				kt_bail("cannot write %s: %s", path[r][j], strerror(errno));
+		}
+		unlink(path[r][0]);
+		len = take_blocks(zc, nz, order, k, node, &raw, &rawlen, &p, rs + 0x40000);
+		bad += small_faults(node, rs + 0x80000);
+		set_policy(0, node);
+		ok = len && wait_target(zc, nz, order, k) >= 0;
+		/* Every round's requests end in it, whatever happened. */
+		ok = requests_ended(w0, s0, f0) && ok && bg("wake") > w0 && bg("success") > s0;
+		wakes = target_wakes(node, order);
+		woke += wakes > 0;
+		brought += ok;
+		kt_diag("order %d churn round %d: took %zu kB, %d wakes, %ld requests, %ld made "
+			"blocks, target %s", order, r + 1, len >> 10, wakes, bg("wake") - w0,
+			bg("success") - s0, ok ? "met again" : "NOT met");
+		if (len)
+			bad += check_pages(p, len / PAGE_SIZE, rs + 0x40000);
+		munmap(raw, rawlen);
+	}
+	kt_ok(woke == CHURN_ROUNDS && brought == CHURN_ROUNDS,
+	      "order %d: %d rounds of anon and page-cache churn on node %d: %d woke kcompactd, "
+	      "%d brought back to %ld blocks", order, CHURN_ROUNDS, node, woke, brought, k);
+	for (int r = 0; r < CHURN_ROUNDS; r++) {
+		uint64_t rs = seed + 0x100000 * (r + 1);
+
+		/* Kept pages hold their pattern, freed ones read as zero. */
+		for (int i = 0; i < CHURN_PAGES; i++)
+			bad += i % 2 ? check_pages(anon[r] + i * PAGE_SIZE, 1, rs + i) != 0
+				     : !zero_page(anon[r] + i * PAGE_SIZE);
+		munmap(anon[r], CHURN_PAGES * PAGE_SIZE);
+		bad += check_file(path[r][1], CHURN_FILE_PAGES, rs + 0x20000);
+		unlink(path[r][1]);
+	}
+	kt_ok(!bad, "order %d: the churn's kept pages and files read back right (%zu bad)",
+	      order, bad);
 }
 
 /* One order: the target reached, taken away by faults, reached again. */
@@ -384,16 +547,17 @@ static void one_order(int order, struct frag *f)
 	      "blocks (%.1f s, %ld requests, %ld made blocks)", order, len >> 10, node, k, secs,
 	      bg("wake") - w0, bg("success") - s0);
 	wakes = target_wakes(node, order);
-	write_str(WAKE_EVENT, "0");
 	kt_ok(len && wakes > 0,
 	      "order %d: an allocation on node %d woke kcompactd for the target "
 	      "(%d defrag_target_wake events)", order, node, wakes);
 	kt_ok(len && !check_pages(p, len / PAGE_SIZE, seed) && !frag_check(f),
 	      "order %d: the faults' and the fragmenter's pages read back right", order);
+	munmap(raw, rawlen);
+	churn(order, k, node, zc, nz, seed);
+	write_str(WAKE_EVENT, "0");
 	setting_set(SYS "target_blocks", "0");
 	requests_ended(w0, s0, f0);
 	setting_set(size_path, "never");
-	munmap(raw, rawlen);
 }
 
 int main(void)
@@ -407,7 +571,7 @@ int main(void)
 	int wakes, nz, qz = -1;
 	char *p, *raw;
 
-	kt_plan(13);
+	kt_plan(17);
 	if (vmstat("defrag_background_wake") < 0 || access(SYS "target_blocks", F_OK))
 		kt_bail("no background targets in this kernel");
 
